@@ -1,0 +1,1 @@
+"""Benchmarks: each module prints its figures and ratios against a baseline run alongside."""

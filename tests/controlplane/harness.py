@@ -1,0 +1,494 @@
+"""A real control plane on loopback: etcd, kube-apiserver and kube-controller-manager.
+
+The envtest way: random free ports, a temporary folder for data, certificates and logs,
+client-certificate auth as ``system:masters`` for the tests, RBAC on (so the product can be
+run with its own ServiceAccount's permissions through impersonation). There are no kubelets:
+tests create Node objects and set their status through the status subresource, and
+kube-controller-manager runs without the node lifecycle controllers so those nodes are not
+tainted away.
+
+Things that bite, handled here: the API server needs ``--advertise-address=127.0.0.1`` on a
+machine without a default route; ``--endpoint-reconciler-type=none``; every serving
+certificate the API server calls needs an IP SAN for 127.0.0.1.
+
+``python -m tests.controlplane.harness`` runs one in the foreground and prints its kubeconfig.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as dt
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
+
+from tests.controlplane.provision import ensure_binaries
+from volcano_py.kube.client import ClientConfig
+
+KCM_CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Pki:
+    """Files of the harness's certificate authority and the identities it issued."""
+
+    ca_cert: Path
+    ca_key: Path
+    serving_cert: Path
+    serving_key: Path
+    admin_cert: Path
+    admin_key: Path
+    sa_key: Path
+    sa_pub: Path
+
+
+def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    path.chmod(0o600)
+
+
+def _issue(
+    ca_key: ec.EllipticCurvePrivateKey,
+    ca_name: x509.Name,
+    subject: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    *,
+    sans: list[x509.GeneralName] | None = None,
+    client: bool = False,
+) -> x509.Certificate:
+    now = dt.datetime.now(dt.UTC)
+    usage = (
+        x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH
+        if client
+        else x509.oid.ExtendedKeyUsageOID.SERVER_AUTH
+    )
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    return builder.sign(ca_key, hashes.SHA256())
+
+
+def make_pki(folder: Path) -> Pki:
+    """Create a CA, an API server serving cert, an admin client cert and SA signing keys."""
+    folder.mkdir(parents=True, exist_ok=True)
+    now = dt.datetime.now(dt.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "volcano-py-test-ca")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    pki = Pki(
+        *(
+            folder / n
+            for n in (
+                "ca.crt",
+                "ca.key",
+                "apiserver.crt",
+                "apiserver.key",
+                "admin.crt",
+                "admin.key",
+                "sa.key",
+                "sa.pub",
+            )
+        )
+    )
+    pki.ca_cert.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    _write_key(pki.ca_key, ca_key)
+
+    serving_key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = [
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+        x509.IPAddress(ipaddress.ip_address("10.0.0.1")),
+        x509.DNSName("localhost"),
+        x509.DNSName("kubernetes"),
+        x509.DNSName("kubernetes.default.svc"),
+    ]
+    serving = _issue(
+        ca_key,
+        ca_name,
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
+        serving_key,
+        sans=sans,
+    )
+    pki.serving_cert.write_bytes(serving.public_bytes(serialization.Encoding.PEM))
+    _write_key(pki.serving_key, serving_key)
+
+    admin_key = ec.generate_private_key(ec.SECP256R1())
+    admin = _issue(
+        ca_key,
+        ca_name,
+        x509.Name(
+            [
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+                x509.NameAttribute(NameOID.COMMON_NAME, "volcano-py-test-admin"),
+            ]
+        ),
+        admin_key,
+        client=True,
+    )
+    pki.admin_cert.write_bytes(admin.public_bytes(serialization.Encoding.PEM))
+    _write_key(pki.admin_key, admin_key)
+
+    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    _write_key(pki.sa_key, sa_key)
+    pki.sa_pub.write_bytes(
+        sa_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return pki
+
+
+class ControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager on loopback. Start, use, stop."""
+
+    def __init__(self, work_dir: Path | None = None, *, controller_manager: bool = True) -> None:
+        self.binaries = ensure_binaries()
+        self._own_dir = work_dir is None
+        self.dir = Path(tempfile.mkdtemp(prefix="volcano-py-cp-")) if work_dir is None else work_dir
+        self.with_controller_manager = controller_manager
+        self.etcd_port = free_port()
+        self.etcd_peer_port = free_port()
+        self.apiserver_port = free_port()
+        self.pki: Pki | None = None
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.startup_seconds = 0.0
+
+    # -- addresses ------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The API server's URL."""
+        return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def etcd_url(self) -> str:
+        """etcd's client URL."""
+        return f"http://127.0.0.1:{self.etcd_port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        """An admin kubeconfig for this control plane."""
+        return self.dir / "kubeconfig"
+
+    def admin_config(self) -> ClientConfig:
+        """Client configuration for the admin identity at the API server's current address."""
+        assert self.pki is not None
+        return ClientConfig(
+            host=self.host,
+            ca_file=str(self.pki.ca_cert),
+            cert_file=str(self.pki.admin_cert),
+            key_file=str(self.pki.admin_key),
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self, timeout: float = 90.0) -> ControlPlane:
+        """Start all components and wait until the API server is ready."""
+        started = time.monotonic()
+        self.pki = make_pki(self.dir / "pki")
+        self._write_kubeconfig()
+        self._start_etcd()
+        self.start_apiserver(timeout=timeout)
+        if self.with_controller_manager:
+            self._start_controller_manager()
+        self.startup_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        """Stop every component and remove the work folder (if the harness made it)."""
+        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+            self._kill(name)
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        log = open(self.dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
+        self._procs[name] = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+
+    def _kill(self, name: str, sig: int = signal.SIGTERM) -> None:
+        proc = self._procs.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(sig)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+    def _start_etcd(self) -> None:
+        peer = f"http://127.0.0.1:{self.etcd_peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                str(self.binaries["etcd"]),
+                "--name=default",
+                f"--data-dir={self.dir / 'etcd'}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=default={peer}",
+                "--unsafe-no-fsync",
+                "--quota-backend-bytes=8589934592",
+                "--log-level=warn",
+            ],
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=1) as r:
+                    if json.loads(r.read()).get("health") == "true":
+                        return
+            except OSError:
+                pass
+            self._check_alive("etcd")
+            time.sleep(0.1)
+        raise RuntimeError(f"etcd did not become healthy; see {self.dir / 'etcd.log'}")
+
+    def start_apiserver(self, port: int | None = None, timeout: float = 90.0) -> None:
+        """(Re)start kube-apiserver, on ``port`` if given, and wait until it is ready."""
+        assert self.pki is not None
+        if port is not None:
+            self.apiserver_port = port
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(self.binaries["kube-apiserver"]),
+                f"--etcd-servers={self.etcd_url}",
+                f"--secure-port={self.apiserver_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--tls-cert-file={self.pki.serving_cert}",
+                f"--tls-private-key-file={self.pki.serving_key}",
+                f"--client-ca-file={self.pki.ca_cert}",
+                f"--service-account-key-file={self.pki.sa_pub}",
+                f"--service-account-signing-key-file={self.pki.sa_key}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--authorization-mode=RBAC",
+                "--endpoint-reconciler-type=none",
+                "--disable-admission-plugins=ServiceAccount",
+                "--allow-privileged=true",
+                f"--cert-dir={self.dir / 'apiserver-certs'}",
+            ],
+        )
+        self._wait_ready(timeout)
+
+    def stop_apiserver(self, sig: int = signal.SIGTERM) -> None:
+        """Stop kube-apiserver (SIGKILL for a crash)."""
+        self._kill("kube-apiserver", sig)
+
+    def restart_apiserver(self, sig: int = signal.SIGTERM) -> None:
+        """Stop kube-apiserver and start it again on the same port."""
+        self.stop_apiserver(sig)
+        self.start_apiserver()
+
+    def _start_controller_manager(self) -> None:
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.binaries["kube-controller-manager"]),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--controllers={','.join(KCM_CONTROLLERS)}",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--secure-port=0",
+                "--kube-api-qps=1000",
+                "--kube-api-burst=2000",
+                "--concurrent-replicaset-syncs=10",
+                "--concurrent-gc-syncs=20",
+                f"--service-account-private-key-file={self.pki.sa_key if self.pki else ''}",
+            ],
+        )
+
+    def _check_alive(self, name: str) -> None:
+        proc = self._procs.get(name)
+        if proc is not None and proc.poll() is not None:
+            tail = (self.dir / f"{name}.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        assert self.pki is not None
+        ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert))
+        ctx.load_cert_chain(str(self.pki.admin_cert), str(self.pki.admin_key))
+        return ctx
+
+    def _wait_ready(self, timeout: float) -> None:
+        ctx = self._ssl_context()
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            self._check_alive("kube-apiserver")
+            try:
+                with urllib.request.urlopen(f"{self.host}/readyz", timeout=2, context=ctx) as r:
+                    if r.status == 200:
+                        return
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.2)
+        raise RuntimeError(
+            f"kube-apiserver not ready after {timeout}s ({last}); "
+            f"see {self.dir / 'kube-apiserver.log'}"
+        )
+
+    def _write_kubeconfig(self) -> None:
+        assert self.pki is not None
+
+        def b64(path: Path) -> str:
+            return base64.b64encode(path.read_bytes()).decode()
+
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "volcano-py-test",
+                    "cluster": {
+                        "server": self.host,
+                        "certificate-authority-data": b64(self.pki.ca_cert),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate-data": b64(self.pki.admin_cert),
+                        "client-key-data": b64(self.pki.admin_key),
+                    },
+                }
+            ],
+            "contexts": [
+                {
+                    "name": "volcano-py-test",
+                    "context": {"cluster": "volcano-py-test", "user": "admin"},
+                }
+            ],
+            "current-context": "volcano-py-test",
+        }
+        self.kubeconfig.write_text(json.dumps(config, indent=2))
+
+    # -- etcd maintenance (for 410 tests) -------------------------------------------------
+
+    def _etcd_post(self, path: str, body: dict[str, object]) -> dict[str, object]:
+        request = urllib.request.Request(
+            f"{self.etcd_url}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as r:
+            result: dict[str, object] = json.loads(r.read())
+            return result
+
+    def etcd_revision(self) -> int:
+        """etcd's current revision."""
+        reply = self._etcd_post("/v3/kv/range", {"key": base64.b64encode(b"/").decode()})
+        header = reply["header"]
+        assert isinstance(header, dict)
+        return int(header["revision"])
+
+    def compact_etcd(self) -> int:
+        """Compact etcd at its current revision; every older resourceVersion is gone."""
+        revision = self.etcd_revision()
+        self._etcd_post("/v3/kv/compaction", {"revision": str(revision), "physical": True})
+        return revision
+
+
+def main() -> int:
+    """Run a control plane in the foreground until interrupted."""
+    with ControlPlane(Path(tempfile.mkdtemp(prefix="volcano-py-cp-"))) as cp:
+        print(f"control plane up in {cp.startup_seconds:.1f}s")
+        print(f"export KUBECONFIG={cp.kubeconfig}")
+        sys.stdout.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.pause()
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from volcano_py import __version__
+from volcano_py.cli import build_parser, main
+
+
+def test_cli_without_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: volcano-py" in capsys.readouterr().err
+
+
+def test_cli_version_flag_prints_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"volcano-py {__version__}"
+
+
+def test_cli_every_registered_subcommand_has_a_handler() -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
+        assert sub.get_default("handler") is not None, name
+
+
+@pytest.mark.timeout(20)
+def test_cli_python_dash_m_entry_point_shows_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "volcano_py", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert "usage: volcano-py" in result.stdout

@@ -1,0 +1,1 @@
+"""Pure API layer: constants, resources, quantities, selectors and typed views (no I/O)."""

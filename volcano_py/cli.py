@@ -1,0 +1,50 @@
+"""The ``volcano-py`` command line.
+
+The parser is assembled from ``volcano_py.commands``: each subcommand lives in its own module
+with an ``add_parser(subparsers)`` function and appears here as soon as that module exists.
+Exit codes: 0 success, 1 the command's own "no" (e.g. a denied HyperNode), 2 bad usage or
+unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from volcano_py import __version__
+from volcano_py.commands import COMMANDS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with every available subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="volcano-py",
+        description=(
+            "Volcano's network-topology-aware gang scheduling for Kubernetes: HyperNode "
+            "admission, the hypernode and podgroup controllers and an embedded scheduler, "
+            "in one process."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"volcano-py {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module_name = f"volcano_py.commands.{name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        importlib.import_module(module_name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    result: int = handler(args)
+    return result

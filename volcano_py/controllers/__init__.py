@@ -1,0 +1,1 @@
+"""Controller framework and the built-in controllers (hypernode, podgroup)."""

@@ -1,0 +1,136 @@
+"""The controller framework: the ``Controller`` role, its options, and the registry.
+
+A controller is an object with a ``name``, an ``initialize(options)`` that wires it to the
+shared informers (registering handlers, creating its workqueue) without doing any I/O of its
+own, and a ``run(stop)`` that blocks, running workers until ``stop`` is set. The manager
+builds one ``ControllerRegistry``, fills it with ``register_builtin_controllers`` (explicitly,
+not by import side effects), picks the enabled names with Volcano's ``--controllers``
+semantics and starts each controller on its own thread.
+
+``--controllers`` semantics (as Volcano's): a list of names; ``name`` enables that
+controller, ``-name`` disables it, ``*`` enables every controller not explicitly disabled.
+An explicit ``name`` or ``-name`` wins over ``*``. Unknown names are an error that lists the
+known ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
+
+if TYPE_CHECKING:
+    from volcano_py.kube.client import KubeClient
+    from volcano_py.kube.events import EventRecorder
+    from volcano_py.kube.informer import SharedInformerFactory
+
+
+@dataclass
+class ControllerOptions:
+    """Everything a controller may need, built once by the manager."""
+
+    client: KubeClient
+    informers: SharedInformerFactory
+    recorder: EventRecorder | None = None
+    scheduler_names: tuple[str, ...] = (DEFAULT_SCHEDULER_NAME,)
+    worker_threads: int = 5
+    worker_threads_for_podgroup: int = 5
+    inherit_owner_annotations: bool = True
+    namespace: str = "volcano-system"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Controller(Protocol):
+    """The role every controller plays. See the module docstring."""
+
+    @property
+    def name(self) -> str:
+        """The controller's wire name (``hyperNode-controller``, ``pg-controller``)."""
+        ...
+
+    def initialize(self, options: ControllerOptions) -> None:
+        """Wire to informers and build queues; no API calls here."""
+        ...
+
+    def run(self, stop: threading.Event) -> None:
+        """Run until ``stop`` is set."""
+        ...
+
+
+ControllerFactory = Callable[[], Controller]
+
+
+class UnknownControllerError(KeyError):
+    """A controller name that is not registered."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name = name
+        self.known = sorted(known)
+        super().__init__(
+            f"unknown controller {name!r}; known controllers: {', '.join(self.known) or '(none)'}"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ControllerRegistry:
+    """Controller factories by name: duplicates rejected, iteration sorted."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, ControllerFactory] = {}
+
+    def register(self, name: str, factory: ControllerFactory) -> None:
+        """Register ``factory`` under ``name``; a second registration of a name is an error."""
+        if name in self._factories:
+            raise ValueError(f"controller {name!r} is already registered")
+        self._factories[name] = factory
+
+    def get(self, name: str) -> ControllerFactory:
+        """The factory for ``name``; an unknown name lists the known ones."""
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownControllerError(name, self._factories) from None
+
+    def names(self) -> list[str]:
+        """Registered names, sorted."""
+        return sorted(self._factories)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories
+
+    def enabled(self, selection: Sequence[str]) -> list[str]:
+        """The registered names ``selection`` enables (sorted); see the module docstring."""
+        for item in selection:
+            if item == "*":
+                continue
+            bare = item[1:] if item.startswith("-") else item
+            if bare not in self._factories:
+                raise UnknownControllerError(bare, self._factories)
+        return [name for name in self.names() if is_enabled(name, selection)]
+
+
+def is_enabled(name: str, selection: Sequence[str]) -> bool:
+    """Whether ``selection`` (the ``--controllers`` list) enables ``name``."""
+    star = False
+    for item in selection:
+        if item == name:
+            return True
+        if item == f"-{name}":
+            return False
+        if item == "*":
+            star = True
+    return star
+
+
+def parse_controllers_flag(value: str | Sequence[str]) -> list[str]:
+    """Split ``--controllers`` values (comma-separated, repeatable) into a clean list."""
+    parts = [value] if isinstance(value, str) else list(value)
+    return [item.strip() for part in parts for item in part.split(",") if item.strip()]

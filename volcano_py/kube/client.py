@@ -1,0 +1,423 @@
+"""A raw JSON client for the Kubernetes API: dicts in, dicts out, errors mapped from status.
+
+Why not the ``kubernetes`` package's API classes: its model layer costs ~10x ``json.loads``
+per object, and its ``Watch.stream(deserialize=False)`` cannot survive ERROR events. We use
+that package for one thing only, loading kubeconfig / in-cluster configuration (auth plugins,
+token refresh), and talk HTTP ourselves through one pooled ``urllib3`` manager.
+
+Contract:
+
+- every method takes a ``Resource`` (see ``volcano_py.api.resources``) and plain dicts;
+- a non-2xx answer raises the matching ``volcano_py.kube.errors.ApiError`` subclass, and a
+  request that got no answer raises ``ConnectionFailed``; nothing else escapes;
+- the client is thread-safe and rate-limited (a token bucket of ``qps`` and ``burst``;
+  ``qps=0`` turns the limit off);
+- ``watch`` returns a ``WatchStream`` that yields ``(type, object)`` pairs parsed from the
+  raw stream and can be closed from another thread.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import orjson
+import urllib3
+
+from volcano_py.api.resources import Resource
+from volcano_py.kube.errors import ApiError, ConnectionFailed, TooManyRequests, error_for
+from volcano_py.kube.ratelimit import BucketRateLimiter
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+_MAX_THROTTLE_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Where the API server is and how to authenticate to it."""
+
+    host: str
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    verify: bool = True
+    token: Callable[[], str | None] | None = field(default=None, repr=False)
+    impersonate_user: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    user_agent: str = "volcano-py"
+
+
+def load_config(kubeconfig: str | None = None, context: str | None = None) -> ClientConfig:
+    """Load configuration from a kubeconfig file, or in-cluster when none is given or found.
+
+    The order is the usual one: an explicit ``kubeconfig`` path, then ``$KUBECONFIG`` /
+    ``~/.kube/config`` (as the kubernetes package resolves them), then the in-cluster
+    service account.
+    """
+    from kubernetes import config as kconfig
+    from kubernetes.client import Configuration
+
+    cfg = Configuration()
+    try:
+        kconfig.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, client_configuration=cfg
+        )
+    except (kconfig.ConfigException, FileNotFoundError, TypeError):
+        if kubeconfig:
+            raise
+        kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+
+    def token() -> str | None:
+        value = cfg.get_api_key_with_prefix("authorization")
+        return str(value) if value else None
+
+    return ClientConfig(
+        host=str(cfg.host).rstrip("/"),
+        ca_file=cfg.ssl_ca_cert,
+        cert_file=cfg.cert_file,
+        key_file=cfg.key_file,
+        verify=bool(cfg.verify_ssl),
+        token=token,
+    )
+
+
+def resource_path(
+    resource: Resource,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """The URL path of a collection, an object, or an object's subresource."""
+    parts = ["/api/v1" if not resource.group else f"/apis/{resource.group}/{resource.version}"]
+    if resource.namespaced and namespace:
+        parts.append(f"/namespaces/{quote(namespace, safe='')}")
+    parts.append(f"/{resource.plural}")
+    if name:
+        parts.append(f"/{quote(name, safe='')}")
+        if subresource:
+            parts.append(f"/{subresource}")
+    return "".join(parts)
+
+
+class WatchStream:
+    """An open watch: iterate for ``(type, object)``; ``close()`` from any thread."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, chunk_size: int = 256 * 1024) -> None:
+        self._response = response
+        self._chunk_size = chunk_size
+        self._closed = False
+
+    def __iter__(self) -> Iterator[tuple[str, JSON]]:
+        loads = orjson.loads
+        pending = b""
+        try:
+            for chunk in self._response.stream(self._chunk_size, decode_content=True):
+                if not chunk:
+                    continue
+                lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line:
+                        event = loads(line)
+                        yield event["type"], event["object"]
+            if pending.strip():
+                event = loads(pending)
+                yield event["type"], event["object"]
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            if not self._closed:
+                raise ConnectionFailed(f"watch stream broke: {e}") from e
+        finally:
+            self._response.release_conn()
+
+    def close(self) -> None:
+        """Stop the stream; a blocked iteration ends promptly."""
+        self._closed = True
+        try:
+            self._response.shutdown()
+        except Exception:
+            log.debug("closing watch response failed", exc_info=True)
+
+
+class KubeClient:
+    """Thread-safe JSON client for one API server. See the module docstring for the contract."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        qps: float = 500.0,
+        burst: int = 1000,
+        timeout: float = 30.0,
+        pool_size: int = 32,
+    ) -> None:
+        self.config = config
+        self._limiter: BucketRateLimiter[str] | None = (
+            BucketRateLimiter(qps, burst) if qps > 0 else None
+        )
+        self._timeout = timeout
+        tls: dict[str, Any] = {}
+        if config.host.startswith("https"):
+            tls["cert_reqs"] = "CERT_REQUIRED" if config.verify else "CERT_NONE"
+            if config.ca_file:
+                tls["ca_certs"] = config.ca_file
+            if config.cert_file:
+                tls["cert_file"] = config.cert_file
+                tls["key_file"] = config.key_file
+            if not config.verify:
+                tls["assert_hostname"] = False
+        self._pool = urllib3.PoolManager(num_pools=4, maxsize=pool_size, block=False, **tls)
+        self._static_headers = {"Accept": "application/json", "User-Agent": config.user_agent}
+        if config.impersonate_user:
+            self._static_headers["Impersonate-User"] = config.impersonate_user
+
+    def with_impersonation(self, user: str, groups: tuple[str, ...] = ()) -> KubeClient:
+        """A client for the same server acting as ``user`` (needs the impersonate verb)."""
+        config = replace(self.config, impersonate_user=user, impersonate_groups=groups)
+        return KubeClient(config)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _throttle(self) -> None:
+        """Client-side qps/burst: wait for this request's token (0 qps: unlimited)."""
+        if self._limiter is not None:
+            wait = self._limiter.when("request")
+            if wait > 0:
+                time.sleep(wait)
+
+    def _headers(self, content_type: str | None) -> urllib3.HTTPHeaderDict:
+        headers = urllib3.HTTPHeaderDict(self._static_headers)
+        for group in self.config.impersonate_groups:
+            headers.add("Impersonate-Group", group)
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self.config.token is not None:
+            token = self.config.token()
+            if token:
+                headers["Authorization"] = token if " " in token else f"Bearer {token}"
+        return headers
+
+    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
+        url = self.config.host + path
+        if query:
+            items = {k: v for k, v in query.items() if v is not None and v != ""}
+            if items:
+                url += "?" + urlencode(
+                    {
+                        k: ("true" if v is True else "false" if v is False else v)
+                        for k, v in items.items()
+                    }
+                )
+        return url
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> JSON:
+        """Send one request and return the decoded JSON answer (``{}`` when empty)."""
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else orjson.dumps(body)
+        url = self._url(path, query)
+        for attempt in range(_MAX_THROTTLE_RETRIES + 1):
+            self._throttle()
+            try:
+                response = self._pool.request(
+                    method,
+                    url,
+                    body=data,
+                    headers=self._headers(content_type if data is not None else None),
+                    timeout=urllib3.Timeout(connect=10.0, read=timeout or self._timeout),
+                    retries=False,
+                    preload_content=True,
+                )
+            except urllib3.exceptions.HTTPError as e:
+                raise ConnectionFailed(f"{method} {path}: {e}") from e
+            if response.status < 300:
+                return orjson.loads(response.data) if response.data else {}
+            error = _decode_error(response.status, response.data)
+            if isinstance(error, TooManyRequests) and attempt < _MAX_THROTTLE_RETRIES:
+                time.sleep(min(error.retry_after or 1.0, 10.0))
+                continue
+            raise error
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- verbs ----------------------------------------------------------------------------
+
+    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+        """GET one object."""
+        return self.request("GET", resource_path(resource, namespace, name))
+
+    def list(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+    ) -> JSON:
+        """LIST one page of a collection (the raw ``*List`` object)."""
+        query = {
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "limit": limit,
+            "continue": continue_token,
+            "resourceVersion": resource_version,
+        }
+        return self.request("GET", resource_path(resource, namespace), query=query)
+
+    def list_all(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> builtins.list[JSON]:
+        """Every item of a collection, following ``continue`` tokens."""
+        items: builtins.list[JSON] = []
+        token: str | None = None
+        while True:
+            page = self.list(
+                resource,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                limit=500,
+                continue_token=token,
+            )
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    def create(
+        self,
+        resource: Resource,
+        body: JSON,
+        namespace: str | None = None,
+        *,
+        subresource_of: str | None = None,
+        subresource: str | None = None,
+    ) -> JSON:
+        """POST a new object (or, with ``subresource_of``, to an object's subresource)."""
+        if namespace is None and resource.namespaced:
+            namespace = (body.get("metadata") or {}).get("namespace")
+        path = resource_path(resource, namespace, subresource_of, subresource)
+        return self.request("POST", path, body=body)
+
+    def update(self, resource: Resource, body: JSON, *, subresource: str | None = None) -> JSON:
+        """PUT an object (optimistic concurrency through ``metadata.resourceVersion``)."""
+        meta = body.get("metadata") or {}
+        path = resource_path(resource, meta.get("namespace"), meta["name"], subresource)
+        return self.request("PUT", path, body=body)
+
+    def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> JSON:
+        """PATCH an object; ``patch_type`` is merge, strategic, json or apply."""
+        path = resource_path(resource, namespace, name, subresource)
+        query = {"fieldManager": field_manager, "force": force}
+        return self.request(
+            "PATCH", path, query=query, body=patch, content_type=PATCH_CONTENT_TYPES[patch_type]
+        )
+
+    def delete(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> JSON:
+        """DELETE an object; returns the final object or a Status."""
+        body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = dict(preconditions)
+        return self.request("DELETE", resource_path(resource, namespace, name), body=body)
+
+    def watch(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
+        allow_bookmarks: bool = True,
+    ) -> WatchStream:
+        """Open a watch; raises ``ApiError`` if the server refuses it outright."""
+        query = {
+            "watch": True,
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": allow_bookmarks,
+        }
+        url = self._url(resource_path(resource, namespace), query)
+        self._throttle()
+        try:
+            response = self._pool.request(
+                "GET",
+                url,
+                headers=self._headers(None),
+                timeout=urllib3.Timeout(connect=10.0, read=timeout_seconds + 30.0),
+                retries=False,
+                preload_content=False,
+            )
+        except urllib3.exceptions.HTTPError as e:
+            raise ConnectionFailed(f"watch {resource}: {e}") from e
+        if response.status >= 300:
+            data = response.read()
+            response.release_conn()
+            raise _decode_error(response.status, data)
+        return WatchStream(response)
+
+    def close(self) -> None:
+        """Drop pooled connections."""
+        self._pool.clear()
+
+
+def _decode_error(status: int, data: bytes) -> ApiError:
+    try:
+        body = orjson.loads(data) if data else {}
+    except orjson.JSONDecodeError:
+        body = {"message": data[:500].decode("utf-8", "replace")}
+    if not isinstance(body, dict):
+        body = {"message": str(body)[:500]}
+    return error_for(status, body)

@@ -1,0 +1,435 @@
+"""Shared informers: one list+watch per resource feeding an indexed store and handlers.
+
+Contract (what controllers, the scheduler cache and the webhook may rely on):
+
+- **List, then watch.** An informer lists its resource (paginated), replaces its store and
+  then watches from the list's resourceVersion with bookmarks, so no change between the
+  two is lost. When the watch ends (server timeout, dropped connection) it resumes from the
+  last resourceVersion it saw; connection failures back off exponentially (0.5 s to 30 s).
+- **410 Gone re-lists.** When the server no longer has history for our resourceVersion
+  (etcd compacted, API server restarted), the informer lists again and turns the
+  difference between its store and the new list into add/update/delete notifications:
+  an object deleted while we were away is delivered as a delete, never silently dropped.
+- **Handlers never block the watch.** Every registered handler has its own unbounded
+  queue and thread; notifications for one handler arrive in the order the store changed.
+  A handler registered late first receives an add for every object already stored.
+  A handler that raises is logged with the object key; the next notification still comes.
+- **has_synced** is true once the first list is in the store; a handler's own
+  ``has_synced`` once it has processed the adds of that first list.
+- Objects are stored as the server sent them, minus what the resource's transform drops
+  (``volcano_py.kube.transforms``: managedFields everywhere, unread bulk of Pods and Nodes),
+  and are never mutated afterwards: treat them as read-only.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from volcano_py.api.resources import Resource
+from volcano_py.kube.client import KubeClient, WatchStream
+from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
+from volcano_py.kube.retry import Backoff
+from volcano_py.kube.store import NAMESPACE_INDEX, IndexFunc, Store, key_of, namespace_index
+from volcano_py.kube.transforms import Transform, default_transform
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+RECONNECT_BACKOFF = Backoff(duration=0.5, factor=2.0, jitter=0.2, steps=1_000_000, cap=30.0)
+_LIST_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class EventHandler:
+    """Callbacks for one consumer; any of them may be omitted."""
+
+    on_add: Callable[[JSON], None] | None = None
+    on_update: Callable[[JSON, JSON], None] | None = None
+    on_delete: Callable[[JSON], None] | None = None
+
+
+_ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
+
+
+class _Listener:
+    """One handler's queue and delivery thread."""
+
+    def __init__(self, handler: EventHandler, name: str) -> None:
+        self.handler = handler
+        self.name = name
+        self._queue: deque[tuple[int, JSON | None, JSON | None]] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._synced = threading.Event()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_synced(self, timeout: float | None) -> bool:
+        return self._synced.wait(timeout)
+
+    def push(self, kind: int, old: JSON | None, new: JSON | None) -> None:
+        with self._cond:
+            self._queue.append((kind, old, new))
+            if len(self._queue) == 1:
+                self._cond.notify()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def _run(self) -> None:
+        handler = self.handler
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                batch = list(self._queue)
+                self._queue.clear()
+            for kind, old, new in batch:
+                try:
+                    if kind == _ADD and handler.on_add and new is not None:
+                        handler.on_add(new)
+                    elif kind == _UPDATE and handler.on_update and new is not None:
+                        handler.on_update(old or new, new)
+                    elif kind == _DELETE and handler.on_delete and old is not None:
+                        handler.on_delete(old)
+                    elif kind == _SYNCED:
+                        self._synced.set()
+                except Exception:
+                    obj = new if new is not None else old
+                    log.exception(
+                        "%s: handler failed for %s", self.name, key_of(obj) if obj else "?"
+                    )
+
+
+class HandlerRegistration:
+    """What ``add_event_handler`` returns: the handler's own sync state."""
+
+    def __init__(self, listener: _Listener) -> None:
+        self._listener = listener
+
+    def has_synced(self) -> bool:
+        """True once the handler has processed the adds of the informer's first list."""
+        return self._listener.has_synced()
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until ``has_synced``; False on timeout."""
+        return self._listener.wait_synced(timeout)
+
+
+class Informer:
+    """List+watch one resource into a ``Store``. See the module docstring for the contract."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Transform | None = None,
+        watch_timeout: tuple[int, int] = (300, 600),
+    ) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        indexers: dict[str, IndexFunc] = {}
+        if resource.namespaced:
+            indexers[NAMESPACE_INDEX] = namespace_index
+        self.store = Store(indexers)
+        self._transform: Transform = transform or default_transform(resource)
+        self._watch_timeout = watch_timeout
+        self._listeners: list[_Listener] = []
+        self._dispatch_lock = threading.Lock()
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._stream: WatchStream | None = None
+        self._thread: threading.Thread | None = None
+        self.last_resource_version = ""
+        self.relists = 0
+        self.name = f"informer:{resource.plural}"
+        if field_selector or label_selector:
+            self.name += f"[{field_selector or ''}{label_selector or ''}]"
+
+    # -- consumers ------------------------------------------------------------------------
+
+    def add_event_handler(self, handler: EventHandler) -> HandlerRegistration:
+        """Register ``handler``; it first gets an add for every stored object."""
+        with self._dispatch_lock:
+            listener = _Listener(handler, f"{self.name}:handler-{len(self._listeners)}")
+            for obj in self.store.list():
+                listener.push(_ADD, None, obj)
+            if self._synced.is_set():
+                listener.push(_SYNCED, None, None)
+            self._listeners.append(listener)
+        listener.start()
+        return HandlerRegistration(listener)
+
+    def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
+        """Add secondary indexes to the store."""
+        self.store.add_indexers(indexers)
+
+    def has_synced(self) -> bool:
+        """True once the first list is in the store."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until ``has_synced``; False on timeout."""
+        return self._synced.wait(timeout)
+
+    def pending_notifications(self) -> int:
+        """Notifications queued for handlers and not yet delivered."""
+        return sum(listener.pending() for listener in self._listeners)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> threading.Thread:
+        """Run the informer on its own thread (``informer:<plural>``)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.run, name=self.name, daemon=True)
+            self._thread.start()
+        return self._thread
+
+    def stop(self) -> None:
+        """Stop watching and stop the handler threads."""
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        for listener in self._listeners:
+            listener.stop()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the informer thread to end after ``stop``."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run(self) -> None:
+        """The reflector loop: list, watch, resume or re-list, until ``stop``."""
+        need_list = True
+        delays: Iterator[float] | None = None
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._list_and_replace()
+                    need_list = False
+                self._watch_once()
+                delays = None
+            except Gone:
+                log.info(
+                    "%s: resourceVersion %s is gone, re-listing",
+                    self.name,
+                    self.last_resource_version,
+                )
+                need_list = True
+                self.relists += 1
+            except Exception as e:
+                if self._stop.is_set():
+                    break
+                first = delays is None
+                if delays is None:
+                    delays = RECONNECT_BACKOFF.delays()
+                delay = next(delays)
+                if not isinstance(e, ApiError):
+                    log.exception("%s: unexpected failure; retrying in %.1fs", self.name, delay)
+                else:
+                    level = logging.DEBUG if first else logging.WARNING
+                    log.log(level, "%s: %s; retrying in %.1fs", self.name, e, delay)
+                self._stop.wait(delay)
+
+    # -- reflector ------------------------------------------------------------------------
+
+    def _list_and_replace(self) -> None:
+        items: dict[str, JSON] = {}
+        token: str | None = None
+        transform = self._transform
+        while True:
+            page = self.client.list(
+                self.resource,
+                self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                limit=_LIST_PAGE,
+                continue_token=token,
+            )
+            for obj in page.get("items") or []:
+                obj = transform(obj)
+                items[key_of(obj)] = obj
+            meta = page.get("metadata") or {}
+            token = meta.get("continue")
+            if not token:
+                self.last_resource_version = str(meta.get("resourceVersion") or "")
+                break
+        self._replace(items)
+        if not self._synced.is_set():
+            with self._dispatch_lock:
+                self._synced.set()
+                for listener in self._listeners:
+                    listener.push(_SYNCED, None, None)
+            log.debug(
+                "%s: synced %d objects at %s", self.name, len(items), self.last_resource_version
+            )
+
+    def _replace(self, items: dict[str, JSON]) -> None:
+        store = self.store
+        with self._dispatch_lock:
+            for key in store.list_keys():
+                if key not in items:
+                    old = store.remove(key)
+                    self._notify(_DELETE, old, None)
+            for key, obj in items.items():
+                old = store.put(key, obj)
+                if old is None:
+                    self._notify(_ADD, None, obj)
+                elif _rv(old) != _rv(obj):
+                    self._notify(_UPDATE, old, obj)
+
+    def _watch_once(self) -> None:
+        low, high = self._watch_timeout
+        stream = self.client.watch(
+            self.resource,
+            self.namespace,
+            resource_version=self.last_resource_version,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            timeout_seconds=random.randint(low, high),
+        )
+        self._stream = stream
+        if self._stop.is_set():
+            stream.close()
+            return
+        store = self.store
+        transform = self._transform
+        try:
+            for kind, obj in stream:
+                if kind == "BOOKMARK":
+                    self.last_resource_version = obj["metadata"]["resourceVersion"]
+                    continue
+                if kind == "ERROR":
+                    raise error_for(int(obj.get("code") or 500), obj)
+                obj = transform(obj)
+                key = key_of(obj)
+                with self._dispatch_lock:
+                    if kind == "DELETED":
+                        old = store.remove(key)
+                        self._notify(_DELETE, old if old is not None else obj, None)
+                    else:
+                        old = store.put(key, obj)
+                        if old is None:
+                            self._notify(_ADD, None, obj)
+                        else:
+                            self._notify(_UPDATE, old, obj)
+                self.last_resource_version = obj["metadata"]["resourceVersion"]
+        except ConnectionFailed:
+            if self._stop.is_set():
+                return
+            raise
+        finally:
+            self._stream = None
+
+    def _notify(self, kind: int, old: JSON | None, new: JSON | None) -> None:
+        for listener in self._listeners:
+            listener.push(kind, old, new)
+
+
+def _rv(obj: JSON) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+InformerKey = tuple[Resource, str | None, str | None, str | None]
+
+
+class SharedInformerFactory:
+    """One informer per (resource, namespace, selectors), shared by every consumer.
+
+    ``informer()`` may be called before or after ``start()``; informers created after a start
+    are started by the next ``start()`` call, as in client-go.
+    """
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self._informers: dict[InformerKey, Informer] = {}
+        self._lock = threading.Lock()
+
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Transform | None = None,
+    ) -> Informer:
+        """Get (or create) the shared informer for ``resource`` and these selectors.
+
+        ``transform`` (used only when the informer is created) defaults to the resource's
+        entry in ``volcano_py.kube.transforms``.
+        """
+        key: InformerKey = (resource, namespace, label_selector, field_selector)
+        with self._lock:
+            informer = self._informers.get(key)
+            if informer is None:
+                informer = Informer(
+                    self.client,
+                    resource,
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    transform=transform,
+                )
+                self._informers[key] = informer
+            return informer
+
+    def informers(self) -> list[Informer]:
+        """Every informer created so far."""
+        with self._lock:
+            return list(self._informers.values())
+
+    def start(self) -> None:
+        """Start every informer not yet running."""
+        for informer in self.informers():
+            informer.start()
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """Block until every informer has synced; False if ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for informer in self.informers():
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not informer.wait_for_sync(remaining):
+                return False
+        return True
+
+    def has_synced(self) -> bool:
+        """True when every informer has synced."""
+        return all(i.has_synced() for i in self.informers())
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop every informer and wait for their threads."""
+        informers = self.informers()
+        for informer in informers:
+            informer.stop()
+        for informer in informers:
+            informer.join(timeout)

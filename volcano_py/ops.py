@@ -1,0 +1,89 @@
+"""The operations endpoints: ``/healthz``, ``/readyz`` and ``/metrics`` on a plain HTTP port.
+
+Kubelet probes and Prometheus scrape this server, not the TLS webhook port, so a probe never
+competes with admissions and needs no client certificate. ``/healthz`` answers 200 while the
+process's guarded threads are alive; ``/readyz`` answers 200 once the shared caches have
+synced (503 with the reasons before that); ``/metrics`` renders ``volcano_py.metrics.REGISTRY``.
+The server runs on one named daemon thread (``ops-server``) and never touches the caches.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from volcano_py.metrics import REGISTRY
+
+log = logging.getLogger(__name__)
+
+Check = Callable[[], list[str]]
+"""A check returns the reasons it fails (an empty list: healthy / ready)."""
+
+
+class OpsServer:
+    """Serves health, readiness and metrics. See the module docstring."""
+
+    def __init__(self, host: str, port: int, *, healthy: Check, ready: Check) -> None:
+        self._healthy = healthy
+        self._ready = ready
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.handle(self)
+
+            def log_message(self, format: str, *args: object) -> None:
+                log.debug("ops %s", format % args)
+
+        self._http = ThreadingHTTPServer((host, port), Handler)
+        self._http.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        return int(self._http.server_address[1])
+
+    def start(self) -> None:
+        """Serve on the ``ops-server`` thread."""
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, name="ops-server", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self._http.shutdown()
+        self._http.server_close()
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        """Answer one GET."""
+        path = request.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._reply(request, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+            return
+        check = {"/healthz": self._healthy, "/livez": self._healthy, "/readyz": self._ready}
+        if path not in check:
+            self._reply(request, 404, b"not found\n", "text/plain")
+            return
+        try:
+            problems = check[path]()
+        except Exception as e:  # a failing check is a failing probe, never a crash
+            problems = [f"check failed: {e}"]
+        if problems:
+            body = "".join(f"[-] {p}\n" for p in problems).encode()
+            self._reply(request, 503, body, "text/plain")
+        else:
+            self._reply(request, 200, b"ok\n", "text/plain")
+
+    @staticmethod
+    def _reply(request: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
+        request.send_response(status)
+        request.send_header("Content-Type", ctype)
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)

@@ -1,0 +1,1 @@
+"""Admission webhooks: the router, the Flask app factory and the HyperNode rules."""
