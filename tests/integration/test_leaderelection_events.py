@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from tests.builders import pod_body
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -134,9 +136,6 @@ def test_client_update_with_stale_resource_version_raises_conflict(
     client.create(R.CONFIGMAPS, {"metadata": {"name": "cas", "namespace": namespace}})
     stale = client.get(R.CONFIGMAPS, "cas", namespace)
     client.patch(R.CONFIGMAPS, "cas", {"data": {"x": "1"}}, namespace)
-    try:
+    with pytest.raises(Conflict) as info:
         client.update(R.CONFIGMAPS, stale)
-    except Conflict as e:
-        assert e.status == 409
-    else:
-        raise AssertionError("a stale update must raise Conflict")
+    assert info.value.status == 409

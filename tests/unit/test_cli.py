@@ -23,7 +23,7 @@ def test_cli_version_flag_prints_version(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_cli_every_registered_subcommand_has_a_handler() -> None:
     parser = build_parser()
-    subparsers = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    subparsers = next(a for a in parser._actions if a.dest == "command")
     for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
         assert sub.get_default("handler") is not None, name
 

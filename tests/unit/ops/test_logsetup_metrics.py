@@ -11,8 +11,14 @@ from volcano_py.metrics import REGISTRY, PrometheusQueueMetrics
 
 @pytest.mark.parametrize(
     ("verbosity", "level"),
-    [(0, logging.WARNING), (1, logging.WARNING), (2, logging.INFO), (3, logging.INFO),
-     (4, logging.DEBUG), (5, logging.DEBUG)],
+    [
+        (0, logging.WARNING),
+        (1, logging.WARNING),
+        (2, logging.INFO),
+        (3, logging.INFO),
+        (4, logging.DEBUG),
+        (5, logging.DEBUG),
+    ],
     ids=["v0", "v1", "v2", "v3", "v4", "v5"],
 )
 def test_level_for_verbosity_maps_klog_levels(verbosity: int, level: int) -> None:
@@ -20,8 +26,9 @@ def test_level_for_verbosity_maps_klog_levels(verbosity: int, level: int) -> Non
 
 
 def test_json_formatter_emits_one_parseable_line_with_the_message() -> None:
-    record = logging.LogRecord("volcano_py.x", logging.INFO, __file__, 1, "bound %s", ("ns/p",),
-                               None)
+    record = logging.LogRecord(
+        "volcano_py.x", logging.INFO, __file__, 1, "bound %s", ("ns/p",), None
+    )
     line = JsonFormatter().format(record)
     entry = json.loads(line)
     assert "\n" not in line
