@@ -70,13 +70,14 @@ def pod_body(
     node_name: str | None = None,
 ) -> JSON:
     """A one-container Pod."""
+    resources: JSON = {"requests": dict(requests or {})}
+    # Extended resources cannot be overcommitted: the API server wants limits == requests.
+    limits = {k: v for k, v in (requests or {}).items() if "/" in k}
+    if limits:
+        resources["limits"] = limits
     spec: JSON = {
         "containers": [
-            {
-                "name": "main",
-                "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": dict(requests or {})},
-            }
+            {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": resources}
         ]
     }
     if scheduler_name:

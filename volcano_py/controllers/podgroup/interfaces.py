@@ -1,0 +1,113 @@
+"""What pg-controller's reconciles depend on: work items, caches, client verbs, pod index.
+
+Kept apart from the reconciles so that ``sync.py``, ``workload.py`` and ``controller.py`` share
+one definition of each, and unit tests can build the caches and a recording client from
+here without threads or informers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from volcano_py.api import resources as R
+from volcano_py.api.meta import controller_ref
+from volcano_py.kube.store import Store
+
+JSON = dict[str, Any]
+
+POD = "Pod"
+REPLICASET = "ReplicaSet"
+STATEFULSET = "StatefulSet"
+# Owner kinds whose annotations a PodGroup inherits, and where they are read.
+CACHED_OWNERS = {REPLICASET: R.REPLICASETS, STATEFULSET: R.STATEFULSETS}
+FETCHED_OWNERS = {"DaemonSet": R.DAEMONSETS, "Job": R.JOBS}
+# Index of the pod cache: the uid of each pod's controller.
+CONTROLLER_UID_INDEX = "pg-controller:controller-uid"
+
+
+def controller_uid_index(pod: JSON) -> list[str]:
+    """Index function: the uid of the pod's controller (none for a bare pod)."""
+    ref = controller_ref(pod)
+    uid = ref.get("uid") if ref else None
+    return [uid] if uid else []
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One work item: the kind (``Pod``, ``ReplicaSet``, ``StatefulSet``) and its cache key."""
+
+    kind: str
+    key: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key}"
+
+
+class PodGroupClient(Protocol):
+    """The ``KubeClient`` verbs pg-controller uses (a recording fake in unit tests)."""
+
+    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+        """GET one object."""
+        ...
+
+    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+        """POST a new object."""
+        ...
+
+    def update(self, resource: R.Resource, body: JSON) -> JSON:
+        """PUT an object."""
+        ...
+
+    def patch(
+        self,
+        resource: R.Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: str = "merge",
+    ) -> JSON:
+        """PATCH an object."""
+        ...
+
+    def delete(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+        """DELETE an object."""
+        ...
+
+
+class DiscardRecorder:
+    """A ``Recorder`` that drops every event (when the manager gives none)."""
+
+    def event(
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        resource: R.Resource | None = None,
+    ) -> None:
+        """Drop the event."""
+
+    def eventf(
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message_format: str,
+        *args: object,
+        resource: R.Resource | None = None,
+    ) -> None:
+        """Drop the event."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caches:
+    """The stores pg-controller reads (the shared informers' in production)."""
+
+    pods: Store
+    podgroups: Store
+    replicasets: Store
+    statefulsets: Store
