@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.unit.controllers.hypernode.hnfakes import members_of
+from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, SecretRef
+from volcano_py.controllers.hypernode.discovery import DiscovererStartError, DiscoveryContext
+from volcano_py.controllers.hypernode.ufm import UFMDiscoverer, leaf_groups, ufm_hypernodes
+from volcano_py.kube.errors import NotFound
+from volcano_py.kube.store import Store
+
+RECORDED = Path(__file__).resolve().parents[4] / "tests" / "data" / "ufm" / "ports.json"
+
+
+def port(node: str, leaf: str, description: str = "Computer IB Port") -> dict:
+    return {"description": description, "system_name": node, "peer_node_name": leaf, "tier": 1}
+
+
+def test_leaf_groups_joins_leaves_that_share_a_node_and_numbers_by_smallest_leaf() -> None:
+    ports = [
+        port("n5", "leaf-9"),
+        port("n1", "leaf-2"),
+        port("n1", "leaf-3"),  # n1 joins leaf-2 and leaf-3
+        port("n2", "leaf-3"),
+        port("n3", "leaf-10"),  # "leaf-10" < "leaf-2" in string order
+        port("n9", "leaf-x", description="Switch IB Port"),  # not a computer port
+        {"description": "Computer", "system_name": "", "peer_node_name": "leaf-y"},
+        "garbage",
+    ]
+    assert leaf_groups(ports) == [
+        (["leaf-10"], ["n3"]),
+        (["leaf-2", "leaf-3"], ["n1", "n2"]),
+        (["leaf-9"], ["n5"]),
+    ]
+
+
+def test_leaf_groups_follow_chains_of_shared_nodes() -> None:
+    ports = [port("a", "l1"), port("a", "l2"), port("b", "l2"), port("b", "l3"), port("c", "l4")]
+    assert [leaves for leaves, _ in leaf_groups(ports)] == [["l1", "l2", "l3"], ["l4"]]
+
+
+def test_ufm_hypernodes_are_leaf_groups_under_one_spine() -> None:
+    hypernodes = ufm_hypernodes([port("n1", "l1"), port("n2", "l2")])
+    assert [(h["metadata"]["name"], h["spec"]["tier"]) for h in hypernodes] == [
+        ("leaf-hn-0", 1),
+        ("leaf-hn-1", 1),
+        ("spine-hn", 2),
+    ]
+    assert members_of(hypernodes[2]) == ["leaf-hn-0", "leaf-hn-1"]
+    assert hypernodes[0]["spec"]["members"][0]["type"] == "Node"
+    assert hypernodes[2]["spec"]["members"][0]["type"] == "HyperNode"
+    assert hypernodes[0]["metadata"]["labels"] == {"volcano.sh/network-topology-source": "ufm"}
+    assert ufm_hypernodes([]) == []
+
+
+def test_ufm_hypernodes_from_the_recorded_port_data() -> None:
+    hypernodes = ufm_hypernodes(json.loads(RECORDED.read_text()))
+    names = [h["metadata"]["name"] for h in hypernodes]
+    assert names == ["leaf-hn-0", "leaf-hn-1", "leaf-hn-2", "spine-hn"]
+    assert members_of(hypernodes[0]) == ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
+    assert members_of(hypernodes[1]) == ["gpu-node-05", "gpu-node-06"]
+    assert members_of(hypernodes[2]) == ["gpu-node-07"]
+
+
+def secret(**data: str) -> dict:
+    return {"data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def discoverer(
+    config: dict, secrets: dict[tuple[str, str], dict] | None = None, ref: bool = True
+) -> UFMDiscoverer:
+    def get_secret(namespace: str, name: str) -> dict:
+        try:
+            return (secrets or {})[(namespace, name)]
+        except KeyError:
+            raise NotFound(404, "NotFound", "no") from None
+
+    entry = DiscoveryConfig(
+        "ufm", enabled=True, config=config, secret_ref=SecretRef("creds", "vs") if ref else None
+    )
+    return UFMDiscoverer(entry, DiscoveryContext(Store(), Store(), get_secret=get_secret))
+
+
+@pytest.mark.parametrize(
+    ("config", "secrets", "ref", "fragment", "retryable"),
+    [
+        (
+            {},
+            {("vs", "creds"): secret(username="u", password="p")},
+            True,
+            "endpoint is not configured",
+            False,
+        ),
+        ({"endpoint": "ufm"}, {}, False, "credentials are not configured", False),
+        ({"endpoint": "ufm"}, {}, True, "Secret vs/creds not found", True),
+        (
+            {"endpoint": "ufm"},
+            {("vs", "creds"): secret(username="u")},
+            True,
+            "no 'password' key",
+            False,
+        ),
+    ],
+    ids=["no-endpoint", "no-credentials", "secret-missing", "password-missing"],
+)
+def test_ufm_refuses_to_start_without_endpoint_or_credentials(
+    config: dict, secrets: dict, ref: bool, fragment: str, retryable: bool
+) -> None:
+    d = discoverer(config, secrets, ref)
+    with pytest.raises(DiscovererStartError, match=fragment) as caught:
+        d.check()
+    assert caught.value.retryable is retryable
+
+
+def test_ufm_endpoint_defaults_to_https_and_verification_stays_on() -> None:
+    d = discoverer({"endpoint": "ufm.example.com:8443/"})
+    assert d.url == "https://ufm.example.com:8443/ufmRest/resources/ports"
+    assert d.insecure_skip_verify is False
+    assert d.timeout == 30.0
+
+
+@pytest.mark.parametrize(
+    ("config", "fragment"),
+    [
+        ({"endpoint": 5}, "config.endpoint"),
+        ({"endpoint": "ftp://x"}, "http(s) URL"),
+        ({"endpoint": "x", "insecureSkipVerify": "yes"}, "config.insecureSkipVerify"),
+        ({"endpoint": "x", "timeout": "soon"}, "config.timeout"),
+    ],
+    ids=["endpoint-type", "scheme", "insecure-type", "timeout"],
+)
+def test_ufm_rejects_a_bad_config_naming_the_field(config: dict, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        discoverer(config)

@@ -1,0 +1,312 @@
+"""The discovery configuration: where it lives, its format, and how it is read.
+
+The hyperNode-controller reads ``volcano-controller.conf`` from the ConfigMap
+``<HELM_RELEASE_NAME or "volcano">-controller-configmap`` in ``<KUBE_POD_NAMESPACE or
+"volcano-system">`` (Volcano's location and format, so a Volcano install's ConfigMap works
+unchanged)::
+
+    networkTopologyDiscovery:
+      - source: ufm            # a registered discoverer name
+        enabled: true
+        interval: 10m          # a Go duration; default 1h
+        credentials:
+          secretRef: {name: ufm-credentials, namespace: volcano-system}
+        config: {endpoint: https://ufm:443}
+        maxDeletePercent: 50   # ours: hold back results deleting more of the source's
+                               # HyperNodes than this share (default 50)
+
+Reading is split in two so one bad entry never stops the others: ``parse_config_text`` fails
+(``ConfigError``) only when the document as a whole cannot be read; a bad *entry* becomes a
+problem string naming it (``networkTopologyDiscovery[1] (source "ufm"): interval: ...``) and
+is left out, and the caller reports it. Nothing here does I/O or knows which sources exist;
+the discovery manager checks names against its registry.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from volcano_py.api.constants import (
+    CONTROLLER_CONFIG_KEY,
+    CONTROLLER_CONFIGMAP_SUFFIX,
+    DEFAULT_DISCOVERY_INTERVAL_SECONDS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_RELEASE_NAME,
+    HELM_RELEASE_NAME_ENV,
+    KUBE_POD_NAMESPACE_ENV,
+)
+
+DEFAULT_MAX_DELETE_PERCENT = 50.0
+_ENTRY_KEYS = frozenset(
+    {"source", "enabled", "interval", "credentials", "config", "maxDeletePercent"}
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+class ConfigError(ValueError):
+    """The configuration (or one entry of it) cannot be used; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRef:
+    """``credentials.secretRef``: the Secret holding a source's ``username``/``password``."""
+
+    name: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryConfig:
+    """One ``networkTopologyDiscovery`` entry, checked.
+
+    Two entries are equal when they would run the same discoverer; ``index`` (the entry's
+    position, for messages) is left out so reordering the list restarts nothing.
+    """
+
+    source: str
+    enabled: bool = False
+    interval: float = float(DEFAULT_DISCOVERY_INTERVAL_SECONDS)
+    secret_ref: SecretRef | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    max_delete_percent: float = DEFAULT_MAX_DELETE_PERCENT
+    index: int = field(default=0, compare=False)
+
+    @property
+    def entry(self) -> str:
+        """How messages name this entry: ``networkTopologyDiscovery[0] (source "label")``."""
+        return entry_name(self.index, self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An entry left out: its source (when it named one) and a message naming the entry."""
+
+    source: str | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkTopologyConfig:
+    """The usable entries of a document, and a ``Problem`` for every entry left out."""
+
+    sources: tuple[DiscoveryConfig, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    def enabled(self) -> dict[str, DiscoveryConfig]:
+        """The enabled entries by source name."""
+        return {cfg.source: cfg for cfg in self.sources if cfg.enabled}
+
+    def get(self, source: str) -> DiscoveryConfig | None:
+        """The entry for ``source``, enabled or not."""
+        return next((cfg for cfg in self.sources if cfg.source == source), None)
+
+
+def entry_name(index: int, source: object) -> str:
+    """``networkTopologyDiscovery[<index>]``, plus the source when it is a string."""
+    if isinstance(source, str) and source:
+        return f'networkTopologyDiscovery[{index}] (source "{source}")'
+    return f"networkTopologyDiscovery[{index}]"
+
+
+def configmap_location(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """``(namespace, name)`` of the controller ConfigMap, from the environment like Volcano."""
+    env = os.environ if environ is None else environ
+    namespace = env.get(KUBE_POD_NAMESPACE_ENV) or DEFAULT_NAMESPACE
+    release = env.get(HELM_RELEASE_NAME_ENV) or DEFAULT_RELEASE_NAME
+    return namespace, release + CONTROLLER_CONFIGMAP_SUFFIX
+
+
+def parse_duration(value: object) -> float:
+    """A Go duration (``90s``, ``10m``, ``1h30m``, ``1.5h``) in seconds.
+
+    Raises:
+        ConfigError: not a string in Go's duration syntax.
+    """
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
+    text = value
+    sign = 1.0
+    if text[0] in "+-":
+        sign = -1.0 if text[0] == "-" else 1.0
+        text = text[1:]
+    if not text:
+        raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
+    if text == "0":
+        return 0.0
+    total = 0.0
+    position = 0
+    while position < len(text):
+        match = _DURATION_PART.match(text, position)
+        if match is None:
+            raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        position = match.end()
+    return sign * total
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest Go-style rendering of whole seconds (``3600`` -> ``1h``)."""
+    whole = int(seconds)
+    if whole != seconds or whole <= 0:
+        return f"{seconds:g}s"
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs else "",
+    ]
+    return "".join(parts)
+
+
+def parse_config_text(
+    text: str, *, default_namespace: str = DEFAULT_NAMESPACE
+) -> NetworkTopologyConfig:
+    """Read a ``volcano-controller.conf`` document.
+
+    ``default_namespace`` is used for a ``secretRef`` without a namespace.
+
+    Raises:
+        ConfigError: the text is not YAML, or its top level or ``networkTopologyDiscovery``
+            has the wrong shape.
+    """
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{CONTROLLER_CONFIG_KEY} is not valid YAML: {e}") from None
+    if document is None:
+        return NetworkTopologyConfig()
+    if not isinstance(document, Mapping):
+        raise ConfigError(
+            f"{CONTROLLER_CONFIG_KEY}: expected a mapping at the top level, "
+            f"got {type(document).__name__}"
+        )
+    entries = document.get("networkTopologyDiscovery")
+    if entries is None:
+        return NetworkTopologyConfig()
+    if not isinstance(entries, list):
+        raise ConfigError(
+            f"networkTopologyDiscovery: expected a list, got {type(entries).__name__}"
+        )
+    sources: list[DiscoveryConfig] = []
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(entries):
+        source = raw.get("source") if isinstance(raw, Mapping) else None
+        named = source if isinstance(source, str) and source else None
+        try:
+            cfg = parse_entry(raw, i, default_namespace=default_namespace)
+        except ConfigError as e:
+            problems.append(Problem(named, f"{entry_name(i, source)}: {e}"))
+            continue
+        if cfg.source in seen:
+            message = (
+                f"{cfg.entry}: source {cfg.source!r} is already configured by "
+                f"networkTopologyDiscovery[{seen[cfg.source]}]"
+            )
+            problems.append(Problem(None, message))
+            continue
+        seen[cfg.source] = i
+        sources.append(cfg)
+    return NetworkTopologyConfig(tuple(sources), tuple(problems))
+
+
+def parse_entry(raw: object, index: int, *, default_namespace: str) -> DiscoveryConfig:
+    """Check one entry; the ``ConfigError`` message names the bad field (not the entry)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"expected a mapping, got {type(raw).__name__}")
+    unknown = sorted(str(k) for k in raw if k not in _ENTRY_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown field(s) {', '.join(unknown)}")
+    source = raw.get("source")
+    if not isinstance(source, str) or not source:
+        raise ConfigError("source: required, a discoverer name such as label or ufm")
+    enabled = raw.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"enabled: expected true or false, got {enabled!r}")
+    interval = float(DEFAULT_DISCOVERY_INTERVAL_SECONDS)
+    if raw.get("interval") is not None:
+        try:
+            interval = parse_duration(raw["interval"])
+        except ConfigError as e:
+            raise ConfigError(f"interval: {e}") from None
+        if interval <= 0:
+            raise ConfigError(f"interval: must be positive, got {raw['interval']!r}")
+    config = raw.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"config: expected a mapping, got {type(config).__name__}")
+    return DiscoveryConfig(
+        source=source,
+        enabled=enabled,
+        interval=interval,
+        secret_ref=_secret_ref(raw.get("credentials"), default_namespace),
+        config=dict(config),
+        max_delete_percent=_percent(raw.get("maxDeletePercent")),
+        index=index,
+    )
+
+
+def _secret_ref(credentials: object, default_namespace: str) -> SecretRef | None:
+    if credentials is None:
+        return None
+    if not isinstance(credentials, Mapping):
+        raise ConfigError(f"credentials: expected a mapping, got {type(credentials).__name__}")
+    ref = credentials.get("secretRef")
+    if ref is None:
+        return None
+    if not isinstance(ref, Mapping):
+        raise ConfigError(f"credentials.secretRef: expected a mapping, got {type(ref).__name__}")
+    name = ref.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError("credentials.secretRef.name: required")
+    namespace = ref.get("namespace") or default_namespace
+    if not isinstance(namespace, str):
+        raise ConfigError(f"credentials.secretRef.namespace: expected a string, got {namespace!r}")
+    return SecretRef(name, namespace)
+
+
+def _percent(value: object) -> float:
+    if value is None:
+        return DEFAULT_MAX_DELETE_PERCENT
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ConfigError(f"maxDeletePercent: expected a number from 0 to 100, got {value!r}")
+    if not 0 <= value <= 100:
+        raise ConfigError(f"maxDeletePercent: expected a number from 0 to 100, got {value!r}")
+    return float(value)
+
+
+def config_from_configmap(
+    configmap: Mapping[str, Any] | None, *, default_namespace: str = DEFAULT_NAMESPACE
+) -> NetworkTopologyConfig:
+    """The configuration a ConfigMap holds; an absent ConfigMap means no sources.
+
+    Raises:
+        ConfigError: the ConfigMap exists but has no ``volcano-controller.conf`` key, or the
+            document cannot be read (see ``parse_config_text``).
+    """
+    if configmap is None:
+        return NetworkTopologyConfig()
+    data = configmap.get("data") or {}
+    text = data.get(CONTROLLER_CONFIG_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(text, str):
+        raise ConfigError(f"the ConfigMap has no {CONTROLLER_CONFIG_KEY} key")
+    return parse_config_text(text, default_namespace=default_namespace)

@@ -1,0 +1,316 @@
+"""The ``hyperNode-controller``: wiring, event handlers, queues and sync functions.
+
+``initialize`` takes the shared Node and HyperNode informers, adds a ConfigMap informer
+field-selected to the controller ConfigMap (``config.configmap_location``), and builds:
+
+- the **discovery manager** (``manager.py``) with the builtin sources (``label``, ``ufm``),
+  whose results land in the ``source`` queue, keyed by source name;
+- the **reconciler** (``reconcile.py``) that applies one source's result;
+- the **node-count index and sync** (``status.py``), fed by the Node/HyperNode handlers,
+  whose affected HyperNodes land in the ``status`` queue.
+
+``run`` starts the informers, waits until the caches *and our handlers* have seen the first
+lists (so neither a discovery nor a node count is computed from a half-filled cache),
+queues the ConfigMap once (an absent one means "no sources yet"), and runs three worker
+pools until ``stop``: ``sync_config`` (one worker), ``sync_source`` (one worker: sources are
+few and each holds one result) and ``sync_status`` (``worker_threads``). All three are
+plain functions of a key over the caches, tested directly without threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.api import resources as R
+from volcano_py.api.constants import HYPERNODE_CONTROLLER_NAME, LABEL_DISCOVERER, UFM_DISCOVERER
+from volcano_py.api.meta import labels_of, name_of
+from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
+from volcano_py.controllers.hypernode.config import (
+    DEFAULT_MAX_DELETE_PERCENT,
+    ConfigError,
+    config_from_configmap,
+    configmap_location,
+)
+from volcano_py.controllers.hypernode.discovery import (
+    DiscovererRegistry,
+    DiscoveryContext,
+    EventHub,
+)
+from volcano_py.controllers.hypernode.label import new_label_discoverer
+from volcano_py.controllers.hypernode.manager import DiscoveryManager
+from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome, Reconciler
+from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
+from volcano_py.controllers.hypernode.ufm import new_ufm_discoverer
+from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.events import WARNING, Recorder
+from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
+from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+CONFIG_RETRY_S = 30.0
+REASON_INVALID_CONFIG = "InvalidDiscoveryConfig"
+_SYNC_POLL_S = 0.5
+
+
+def register_builtin_discoverers(registry: DiscovererRegistry) -> None:
+    """Register the ``label`` and ``ufm`` sources."""
+    registry.register(LABEL_DISCOVERER, new_label_discoverer)
+    registry.register(UFM_DISCOVERER, new_ufm_discoverer)
+
+
+class HyperNodeController:
+    """Volcano's ``hyperNode-controller``. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        registry: DiscovererRegistry | None = None,
+        clock: Clock | None = None,
+        configmap: tuple[str, str] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if registry is None:
+            registry = DiscovererRegistry()
+            register_builtin_discoverers(registry)
+        self.registry = registry
+        self._clock: Clock = clock or RealClock()
+        self._rng = rng or random.Random()
+        self.configmap_namespace, self.configmap_name = configmap or configmap_location()
+        self.config_queue: RateLimitingQueue[str] = RateLimitingQueue(
+            f"{HYPERNODE_CONTROLLER_NAME}:config", clock=self._clock
+        )
+        self.source_queue: RateLimitingQueue[str] = RateLimitingQueue(
+            f"{HYPERNODE_CONTROLLER_NAME}:source", clock=self._clock
+        )
+        self.status_queue: RateLimitingQueue[str] = RateLimitingQueue(
+            f"{HYPERNODE_CONTROLLER_NAME}:status", clock=self._clock
+        )
+        self.index = NodeCountIndex()
+        self.node_events = EventHub()
+        self.hypernode_events = EventHub()
+        self._options: ControllerOptions | None = None
+        self._informers: list[Informer] = []
+        self._registrations: list[HandlerRegistration] = []
+        self._recorder: Recorder | None = None
+        self._configmaps: Informer | None = None
+        self._config_loaded = False
+        self.manager: DiscoveryManager | None = None
+        self.reconciler: Reconciler | None = None
+        self.status_sync: NodeCountSync | None = None
+        self.last_outcome: dict[str, ReconcileOutcome] = {}
+
+    @property
+    def name(self) -> str:
+        """``hyperNode-controller``."""
+        return HYPERNODE_CONTROLLER_NAME
+
+    @property
+    def config_loaded(self) -> bool:
+        """Whether a configuration (possibly "no ConfigMap": no sources) has been applied."""
+        return self._config_loaded
+
+    @property
+    def configmap_key(self) -> str:
+        """The ConfigMap's cache key."""
+        return f"{self.configmap_namespace}/{self.configmap_name}"
+
+    # -- wiring -------------------------------------------------------------------------
+
+    def initialize(self, options: ControllerOptions) -> None:
+        """Get the informers, build the manager, reconciler and status sync, add handlers."""
+        self._options = options
+        self._recorder = options.recorder
+        factory = options.informers
+        nodes = factory.informer(R.NODES)
+        hypernodes = factory.informer(R.HYPERNODES)
+        self._configmaps = factory.informer(
+            R.CONFIGMAPS,
+            namespace=self.configmap_namespace,
+            field_selector=f"metadata.name={self.configmap_name}",
+        )
+        self._informers = [nodes, hypernodes, self._configmaps]
+        client = options.client
+
+        def get_secret(namespace: str, name: str) -> JSON:
+            return client.get(R.SECRETS, name, namespace)
+
+        context = DiscoveryContext(
+            nodes=nodes.store,
+            hypernodes=hypernodes.store,
+            get_secret=get_secret,
+            node_events=self.node_events,
+            hypernode_events=self.hypernode_events,
+            clock=self._clock,
+            rng=self._rng,
+            report=self.report_problem,
+        )
+        self.manager = DiscoveryManager(
+            self.registry, context, on_result=self.source_queue.add, on_problem=self.report_problem
+        )
+        self.reconciler = Reconciler(
+            client,
+            hypernodes.store,
+            recorder=self._recorder,
+            clock=self._clock,
+            event_target=self.configmap,
+        )
+        self.status_sync = NodeCountSync(client, hypernodes.store, self.index)
+        self._registrations = [
+            nodes.add_event_handler(
+                EventHandler(self.on_node_add, self.on_node_update, self.on_node_delete)
+            ),
+            hypernodes.add_event_handler(
+                EventHandler(
+                    self.on_hypernode_add, self.on_hypernode_update, self.on_hypernode_delete
+                )
+            ),
+            self._configmaps.add_event_handler(
+                EventHandler(
+                    lambda obj: self.config_queue.add(self.configmap_key),
+                    lambda old, new: self.config_queue.add(self.configmap_key),
+                    lambda obj: self.config_queue.add(self.configmap_key),
+                )
+            ),
+        ]
+
+    def run(self, stop: threading.Event) -> None:
+        """Start informers, wait for caches and handlers, run the workers until ``stop``."""
+        if self._options is None or self.manager is None:
+            raise RuntimeError(f"{self.name}: run() before initialize()")
+        self._options.informers.start()
+        while not all(informer.wait_for_sync(_SYNC_POLL_S) for informer in self._informers):
+            if stop.is_set():
+                return
+        while not all(reg.wait_synced(_SYNC_POLL_S) for reg in self._registrations):
+            if stop.is_set():
+                return
+        log.info("%s: caches synced", self.name)
+        self.config_queue.add(self.configmap_key)
+        threads = [
+            threading.Thread(
+                target=run_workers,
+                args=(queue, 1, sync, stop, queue.name),
+                name=f"controller:{queue.name}",
+                daemon=True,
+            )
+            for queue, sync in (
+                (self.config_queue, self.sync_config),
+                (self.source_queue, self.sync_source),
+            )
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            workers = max(1, self._options.worker_threads)
+            run_workers(self.status_queue, workers, self.sync_status, stop, self.status_queue.name)
+        finally:
+            self.manager.stop()
+            for thread in threads:
+                thread.join(timeout=10.0)
+            log.info("%s: stopped", self.name)
+
+    # -- handlers -----------------------------------------------------------------------
+
+    def _enqueue_status(self, names: set[str]) -> None:
+        for name in names:
+            self.status_queue.add(name)
+
+    def on_node_add(self, obj: JSON) -> None:
+        """Count the node in; wake discoverers."""
+        self._enqueue_status(self.index.node_upserted(name_of(obj), labels_of(obj)))
+        self.node_events.on_add(obj)
+
+    def on_node_update(self, old: JSON, new: JSON) -> None:
+        """Re-count only when the labels changed; wake discoverers."""
+        if labels_of(old) != labels_of(new):
+            self._enqueue_status(self.index.node_upserted(name_of(new), labels_of(new)))
+        self.node_events.on_update(old, new)
+
+    def on_node_delete(self, obj: JSON) -> None:
+        """Count the node out; wake discoverers."""
+        self._enqueue_status(self.index.node_deleted(name_of(obj)))
+        self.node_events.on_delete(obj)
+
+    def on_hypernode_add(self, obj: JSON) -> None:
+        """Index the HyperNode and queue what it affects."""
+        self._enqueue_status(self.index.hypernode_upserted(obj))
+        self.hypernode_events.on_add(obj)
+
+    def on_hypernode_update(self, old: JSON, new: JSON) -> None:
+        """Re-index (cheap when only status changed) and queue what it affects."""
+        self._enqueue_status(self.index.hypernode_upserted(new))
+        self.hypernode_events.on_update(old, new)
+
+    def on_hypernode_delete(self, obj: JSON) -> None:
+        """Drop the HyperNode and queue its ancestors."""
+        self._enqueue_status(self.index.hypernode_deleted(name_of(obj)))
+        self.hypernode_events.on_delete(obj)
+
+    # -- sync functions -----------------------------------------------------------------
+
+    def configmap(self) -> Mapping[str, Any] | None:
+        """The controller ConfigMap from the cache (None when it does not exist)."""
+        if self._configmaps is None:
+            return None
+        return self._configmaps.store.get(self.configmap_key)
+
+    def sync_config(self, key: str) -> float | None:
+        """Apply the ConfigMap's configuration; a retry delay when a source should retry."""
+        if self.manager is None:
+            raise RuntimeError(f"{self.name}: sync before initialize()")
+        configmap = self.configmap()
+        if configmap is None:
+            log.info(
+                "%s: ConfigMap %s not found; no discovery sources run until it exists",
+                self.name,
+                key,
+            )
+        try:
+            config = config_from_configmap(configmap, default_namespace=self.configmap_namespace)
+        except ConfigError as e:
+            if self._config_loaded:
+                self.report_problem(f"ConfigMap {key}: {e}; keeping the running sources")
+            else:
+                self.report_problem(f"ConfigMap {key}: {e}; running with no discovery sources")
+            return None
+        self._config_loaded = True
+        outcome = self.manager.apply(config)
+        return CONFIG_RETRY_S if outcome.retry else None
+
+    def sync_source(self, source: str) -> None:
+        """Reconcile the result waiting for ``source`` (raises to retry it)."""
+        if self.manager is None or self.reconciler is None:
+            raise RuntimeError(f"{self.name}: sync before initialize()")
+        result = self.manager.pending(source)
+        if result is None:
+            return
+        config = self.manager.config_for(source)
+        share = config.max_delete_percent if config is not None else DEFAULT_MAX_DELETE_PERCENT
+        self.last_outcome[source] = self.reconciler.reconcile(result, share)
+        self.manager.result_synced(source, result)
+
+    def sync_status(self, name: str) -> None:
+        """Bring one HyperNode's ``status.nodeCount`` up to date."""
+        if self.status_sync is None:
+            raise RuntimeError(f"{self.name}: sync before initialize()")
+        self.status_sync.sync(name)
+
+    def report_problem(self, message: str) -> None:
+        """Log a configuration problem and record it as an Event on the ConfigMap."""
+        log.warning("%s: %s", self.name, message)
+        configmap = self.configmap()
+        if self._recorder is not None and configmap is not None:
+            self._recorder.event(
+                configmap, WARNING, REASON_INVALID_CONFIG, message, resource=R.CONFIGMAPS
+            )
+
+
+def register(registry: ControllerRegistry) -> None:
+    """Register the ``hyperNode-controller`` factory."""
+    registry.register(HYPERNODE_CONTROLLER_NAME, HyperNodeController)

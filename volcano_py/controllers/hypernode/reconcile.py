@@ -1,0 +1,419 @@
+"""Three-way reconcile of one source's discovered HyperNodes, with a safety catch.
+
+The controller calls ``Reconciler.reconcile(result, max_delete_percent)`` for each result a
+discoverer delivers. The HyperNodes a source owns are those labelled
+``volcano.sh/network-topology-source=<source>``; a result is the complete set the source
+stands for, so the reconcile
+
+- **creates** discovered HyperNodes that do not exist (children before parents),
+- **updates** owned ones that differ: spec replaced, labels and annotations merged (added or
+  changed, never dropped), then status (our condition cleared) — each write a merge patch
+  carrying the ``resourceVersion`` it was computed from, retried on conflict from a fresh GET,
+- **deletes** owned ones the result no longer has (parents first, uid precondition),
+
+and writes nothing when nothing differs. HyperNodes without our source label (hand-made, or
+another source's) are never touched, even when a result names one: that name is skipped with
+a Warning Event.
+
+**Safety** (Volcano deletes every HyperNode a source did not return, however it got that
+result): a failed round (``result.error``) changes nothing, and a result that would delete
+more than ``max_delete_percent`` of the source's HyperNodes is held back entirely. Either way
+every HyperNode of the source gets the condition ``DiscoveryStale=True`` (reason
+``SourceError`` or ``DeletionLimitExceeded``, the message saying why) and a Warning Event is
+recorded on each of them and on the controller ConfigMap. The next good result removes the
+condition. Repeating the same failure rewrites nothing.
+
+Writes that the API server refuses for the object itself (422 from the schema or the
+webhook) are reported as Events and skipped, so one bad HyperNode cannot block the rest;
+other API errors propagate and the controller retries the whole (idempotent) reconcile.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from volcano_py.api import resources as R
+from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
+from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
+from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
+from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
+from volcano_py.kube.events import WARNING, Recorder
+from volcano_py.kube.retry import retry_on_conflict
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+STALE_CONDITION = "DiscoveryStale"
+REASON_SOURCE_ERROR = "SourceError"
+REASON_DELETION_LIMIT = "DeletionLimitExceeded"
+REASON_NAME_TAKEN = "HyperNodeNameTaken"
+REASON_WRITE_REJECTED = "HyperNodeRejected"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+class HyperNodeClient(Protocol):
+    """The ``KubeClient`` verbs the reconcile uses."""
+
+    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+        """GET one object."""
+        ...
+
+    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+        """POST an object."""
+        ...
+
+    def patch(
+        self,
+        resource: R.Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> JSON:
+        """PATCH an object or its subresource."""
+        ...
+
+    def delete(
+        self,
+        resource: R.Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> JSON:
+        """DELETE an object."""
+        ...
+
+
+@dataclass(slots=True)
+class ReconcileOutcome:
+    """What one reconcile did (names sorted in the order written)."""
+
+    source: str
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    held_back: str | None = None
+    writes: int = 0
+
+
+class Reconciler:
+    """Apply discovery results to the cluster. See the module docstring."""
+
+    def __init__(
+        self,
+        client: HyperNodeClient,
+        hypernodes: ReadStore,
+        *,
+        recorder: Recorder | None = None,
+        clock: Clock | None = None,
+        event_target: Callable[[], Mapping[str, Any] | None] | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self._client = client
+        self._hypernodes = hypernodes
+        self._recorder = recorder
+        self._clock: Clock = clock or RealClock()
+        self._event_target = event_target
+        self._sleep = sleep or self._clock.sleep
+        self.writes = 0
+
+    # -- entry point ----------------------------------------------------------------------
+
+    def reconcile(self, result: DiscoveryResult, max_delete_percent: float) -> ReconcileOutcome:
+        """Make the source's HyperNodes match ``result`` (or hold back; see module doc)."""
+        source = result.source
+        outcome = ReconcileOutcome(source)
+        owned = self._owned(source)
+        if not result.ok:
+            message = (
+                f"discovery source {source!r} failed: {result.error}; its HyperNodes are "
+                "kept as last discovered"
+            )
+            return self._hold_back(outcome, owned, REASON_SOURCE_ERROR, message)
+        desired: dict[str, JSON] = {}
+        for hypernode in result.hypernodes:
+            body = desired_body(hypernode, source)
+            name = name_of(body)
+            current = self._hypernodes.get(name)
+            if (
+                current is not None
+                and labels_of(current).get(NETWORK_TOPOLOGY_SOURCE_LABEL) != source
+            ):
+                self._skip_foreign(outcome, current)
+                continue
+            desired[name] = body
+        stale = sorted(set(owned) - set(desired), key=lambda n: (-_tier(owned[n]), n))
+        if owned and len(stale) * 100 > max_delete_percent * len(owned):
+            share = 100.0 * len(stale) / len(owned)
+            message = (
+                f"discovery source {source!r} returned {len(desired)} HyperNodes; applying it "
+                f"would delete {len(stale)} of its {len(owned)} HyperNodes ({share:.0f}%), "
+                f"more than maxDeletePercent {max_delete_percent:g}%, so nothing was changed"
+            )
+            return self._hold_back(outcome, owned, REASON_DELETION_LIMIT, message)
+        writes_before = self.writes
+        for name in stale:
+            self._delete(outcome, owned[name])
+        for name in sorted(desired, key=lambda n: (_tier(desired[n]), n)):
+            current = owned.get(name)
+            if current is None:
+                self._create(outcome, desired[name])
+            else:
+                self._update(outcome, current, desired[name])
+        outcome.writes = self.writes - writes_before
+        log.info(
+            "reconciled source %s: %d discovered, %d created, %d updated, %d deleted, %d skipped",
+            source,
+            len(result.hypernodes),
+            len(outcome.created),
+            len(outcome.updated),
+            len(outcome.deleted),
+            len(outcome.skipped),
+        )
+        return outcome
+
+    def _owned(self, source: str) -> dict[str, JSON]:
+        return {
+            name_of(obj): obj
+            for obj in self._hypernodes.list()
+            if labels_of(obj).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == source
+        }
+
+    # -- safety ---------------------------------------------------------------------------
+
+    def _hold_back(
+        self, outcome: ReconcileOutcome, owned: Mapping[str, JSON], reason: str, message: str
+    ) -> ReconcileOutcome:
+        log.warning("%s", message)
+        outcome.held_back = message
+        writes_before = self.writes
+        for name in sorted(owned):
+            if self._set_stale(owned[name], reason, message):
+                self._event(owned[name], reason, message, R.HYPERNODES)
+        target = self._event_target() if self._event_target else None
+        if target is not None:
+            self._event(target, reason, message, R.CONFIGMAPS)
+        outcome.writes = self.writes - writes_before
+        return outcome
+
+    def _set_stale(self, obj: JSON, reason: str, message: str) -> bool:
+        """Put our condition on ``obj``; False when it already says exactly this."""
+        name = name_of(obj)
+        condition = {
+            "type": STALE_CONDITION,
+            "status": "True",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": self._clock.wall().strftime(TIME_FORMAT),
+        }
+
+        def attempt(current: JSON) -> bool:
+            conditions = _conditions(current)
+            old = next((c for c in conditions if c.get("type") == STALE_CONDITION), None)
+            if old is not None and all(
+                old.get(k) == condition[k] for k in ("status", "reason", "message")
+            ):
+                return False
+            if old is not None and old.get("status") == "True":
+                condition["lastTransitionTime"] = (
+                    old.get("lastTransitionTime") or condition["lastTransitionTime"]
+                )
+            kept = [c for c in conditions if c.get("type") != STALE_CONDITION]
+            self._patch_status(current, [*kept, condition])
+            return True
+
+        return self._read_modify_write(name, obj, attempt)
+
+    def _clear_stale(self, obj: JSON) -> bool:
+        def attempt(current: JSON) -> bool:
+            conditions = _conditions(current)
+            kept = [c for c in conditions if c.get("type") != STALE_CONDITION]
+            if len(kept) == len(conditions):
+                return False
+            self._patch_status(current, kept)
+            return True
+
+        return self._read_modify_write(name_of(obj), obj, attempt)
+
+    def _patch_status(self, current: JSON, conditions: list[JSON]) -> None:
+        patch = {
+            "metadata": {"resourceVersion": resource_version_of(current)},
+            "status": {"conditions": conditions},
+        }
+        self.writes += 1
+        self._client.patch(R.HYPERNODES, name_of(current), patch, subresource="status")
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def _read_modify_write(self, name: str, cached: JSON, attempt: Callable[[JSON], bool]) -> bool:
+        """``attempt(current)`` on the cached object first, on fresh GETs after a conflict."""
+        first = [True]
+
+        def once() -> bool:
+            if first[0]:
+                first[0] = False
+                return attempt(cached)
+            return attempt(self._client.get(R.HYPERNODES, name))
+
+        try:
+            return retry_on_conflict(once, sleep=self._sleep)
+        except NotFound:
+            return False
+
+    def _create(self, outcome: ReconcileOutcome, body: JSON) -> None:
+        name = name_of(body)
+        try:
+            self.writes += 1
+            self._client.create(R.HYPERNODES, body)
+        except AlreadyExists:
+            current = self._client.get(R.HYPERNODES, name)
+            if labels_of(current).get(NETWORK_TOPOLOGY_SOURCE_LABEL) != outcome.source:
+                self._skip_foreign(outcome, current)
+                return
+            self._update(outcome, current, body)
+            return
+        except Invalid as e:
+            self._rejected(outcome, body, "create", e)
+            return
+        log.info("created HyperNode %s (source %s)", name, outcome.source)
+        outcome.created.append(name)
+
+    def _update(self, outcome: ReconcileOutcome, cached: JSON, desired: JSON) -> None:
+        name = name_of(desired)
+        latest = [cached]
+
+        def attempt(current: JSON) -> bool:
+            latest[0] = current
+            if labels_of(current).get(NETWORK_TOPOLOGY_SOURCE_LABEL) != outcome.source:
+                return False  # someone took it over meanwhile: no longer ours to write
+            patch = _update_patch(current, desired)
+            if patch is None:
+                return False
+            patch["metadata"]["resourceVersion"] = resource_version_of(current)
+            self.writes += 1
+            latest[0] = self._client.patch(R.HYPERNODES, name, patch)
+            return True
+
+        try:
+            changed = self._read_modify_write(name, cached, attempt)
+        except Invalid as e:
+            self._rejected(outcome, desired, "update", e)
+            return
+        if changed:
+            log.info("updated HyperNode %s (source %s)", name, outcome.source)
+            outcome.updated.append(name)
+        if labels_of(latest[0]).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == outcome.source:
+            self._clear_stale(latest[0])
+
+    def _delete(self, outcome: ReconcileOutcome, obj: JSON) -> None:
+        name = name_of(obj)
+        preconditions = {"uid": uid_of(obj)} if uid_of(obj) else None
+        try:
+            self.writes += 1
+            self._client.delete(R.HYPERNODES, name, preconditions=preconditions)
+        except NotFound:
+            return
+        except Invalid as e:
+            self._rejected(outcome, obj, "delete", e)
+            return
+        log.info("deleted HyperNode %s (source %s)", name, outcome.source)
+        outcome.deleted.append(name)
+
+    def _skip_foreign(self, outcome: ReconcileOutcome, current: JSON) -> None:
+        name = name_of(current)
+        owner = labels_of(current).get(NETWORK_TOPOLOGY_SOURCE_LABEL)
+        holder = f"source {owner!r}" if owner else "a HyperNode not managed by discovery"
+        message = (
+            f"discovery source {outcome.source!r} discovered HyperNode {name!r}, but that name "
+            f"belongs to {holder}; it is left untouched"
+        )
+        log.warning("%s", message)
+        outcome.skipped.append(name)
+        self._event(current, REASON_NAME_TAKEN, message, R.HYPERNODES)
+
+    def _rejected(self, outcome: ReconcileOutcome, obj: JSON, verb: str, error: Invalid) -> None:
+        name = name_of(obj)
+        message = (
+            f"discovery source {outcome.source!r}: {verb} of HyperNode {name!r} was rejected: "
+            f"{error.message}"
+        )
+        log.warning("%s", message)
+        outcome.skipped.append(name)
+        target = self._event_target() if self._event_target else None
+        if target is not None:
+            self._event(target, REASON_WRITE_REJECTED, message, R.CONFIGMAPS)
+
+    def _event(
+        self, obj: Mapping[str, Any], reason: str, message: str, resource: R.Resource
+    ) -> None:
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.event(obj, WARNING, reason, message, resource=resource)
+        except ValueError:
+            log.debug("cannot record an event about %s", name_of(obj))
+
+
+# -- pure helpers -------------------------------------------------------------------------
+
+
+def desired_body(hypernode: Mapping[str, Any], source: str) -> JSON:
+    """A clean copy of a discovered HyperNode, labelled with its source."""
+    meta = hypernode.get("metadata") or {}
+    labels = dict(meta.get("labels") or {})
+    labels[NETWORK_TOPOLOGY_SOURCE_LABEL] = source
+    out_meta: JSON = {"name": meta["name"], "labels": labels}
+    if meta.get("annotations"):
+        out_meta["annotations"] = dict(meta["annotations"])
+    return {
+        "apiVersion": R.HYPERNODES.api_version,
+        "kind": R.HYPERNODES.kind,
+        "metadata": out_meta,
+        "spec": copy.deepcopy(dict(hypernode.get("spec") or {})),
+    }
+
+
+def _update_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> JSON | None:
+    """The merge patch turning ``current`` into ``desired``; None when nothing differs.
+
+    The spec is replaced (keys ``desired`` lacks are nulled); labels and annotations only
+    gain or change keys.
+    """
+    patch: JSON = {"metadata": {}}
+    meta = desired.get("metadata") or {}
+    current_meta = current.get("metadata") or {}
+    for key in ("labels", "annotations"):
+        have = current_meta.get(key) or {}
+        changes = {k: v for k, v in (meta.get(key) or {}).items() if have.get(k) != v}
+        if changes:
+            patch["metadata"][key] = changes
+    want_spec = desired.get("spec") or {}
+    have_spec = current.get("spec") or {}
+    if want_spec != have_spec:
+        spec_patch: JSON = {k: None for k in have_spec if k not in want_spec}
+        spec_patch.update(want_spec)
+        patch["spec"] = spec_patch
+    if not patch["metadata"] and "spec" not in patch:
+        return None
+    return patch
+
+
+def _conditions(obj: Mapping[str, Any]) -> list[JSON]:
+    status = obj.get("status") or {}
+    return [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+
+
+def _tier(obj: Mapping[str, Any]) -> int:
+    tier = (obj.get("spec") or {}).get("tier")
+    return tier if isinstance(tier, int) else 0

@@ -1,0 +1,321 @@
+"""The ``ufm`` discovery source: InfiniBand leaf groups from an NVIDIA UFM server.
+
+Config::
+
+    - source: ufm
+      enabled: true
+      interval: 10m
+      credentials: {secretRef: {name: ufm-credentials, namespace: volcano-system}}
+      config:
+        endpoint: https://ufm.example.com     # required; "https://" is assumed without a scheme
+        insecureSkipVerify: false             # TLS verification is on unless this is true
+        caFile: /etc/ufm/ca.crt               # ours: trust this CA bundle instead of the system's
+        timeout: 30s                          # ours: the whole request, default 30s
+
+Each round is ``GET <endpoint>/ufmRest/resources/ports`` with HTTP basic auth (``username``
+and ``password`` from the Secret, re-read every round so a rotated password is picked up),
+capped at ``MAX_BODY_BYTES``. Only ports whose ``description`` contains ``Computer`` are
+used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf switches that
+share a node belong to one group (connected components); groups are numbered from 0 by
+their smallest leaf name in string order and become ``leaf-hn-<i>`` (tier 1, the group's
+nodes), and when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
+
+A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
+fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
+reported as a failure, which deletes nothing. No message or log line carries the password:
+errors are described by what failed, never by the request they failed with.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import ssl
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import urllib3
+
+from volcano_py.api import resources as R
+from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, UFM_DISCOVERER, UFM_PORTS_PATH
+from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, parse_duration
+from volcano_py.controllers.hypernode.discovery import (
+    DiscovererStartError,
+    DiscoveryContext,
+    DiscoveryError,
+    PeriodicDiscoverer,
+)
+from volcano_py.kube.errors import ApiError, NotFound
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+MAX_BODY_BYTES = 100 << 20
+DEFAULT_TIMEOUT_S = 30.0
+_CHUNK = 1 << 16
+
+
+def leaf_groups(ports: list[Any]) -> list[tuple[list[str], list[str]]]:
+    """``(leaf switches, nodes)`` per connected group of leaves, numbered as documented."""
+    leaf_nodes: dict[str, set[str]] = defaultdict(set)
+    node_leaves: dict[str, set[str]] = defaultdict(set)
+    for port in ports:
+        if not isinstance(port, Mapping):
+            continue
+        description = port.get("description")
+        if not isinstance(description, str) or "Computer" not in description:
+            continue
+        node, leaf = port.get("system_name"), port.get("peer_node_name")
+        if not isinstance(node, str) or not isinstance(leaf, str) or not node or not leaf:
+            continue
+        leaf_nodes[leaf].add(node)
+        node_leaves[node].add(leaf)
+    groups: list[tuple[list[str], list[str]]] = []
+    seen: set[str] = set()
+    for start in sorted(leaf_nodes):
+        if start in seen:
+            continue
+        seen.add(start)
+        frontier = [start]
+        leaves: list[str] = []
+        nodes: set[str] = set()
+        while frontier:
+            leaf = frontier.pop()
+            leaves.append(leaf)
+            for node in leaf_nodes[leaf]:
+                nodes.add(node)
+                for other in node_leaves[node]:
+                    if other not in seen:
+                        seen.add(other)
+                        frontier.append(other)
+        groups.append((sorted(leaves), sorted(nodes)))
+    return groups
+
+
+def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
+    """The HyperNodes a UFM port list stands for (see the module docstring)."""
+    hypernodes: list[JSON] = []
+    leaf_names: list[str] = []
+    for i, (_, nodes) in enumerate(leaf_groups(ports)):
+        name = f"leaf-hn-{i}"
+        leaf_names.append(name)
+        hypernodes.append(_hypernode(name, 1, "Node", nodes))
+    if leaf_names:
+        hypernodes.append(_hypernode("spine-hn", 2, "HyperNode", sorted(leaf_names)))
+    return hypernodes
+
+
+def _hypernode(name: str, tier: int, member_type: str, members: list[str]) -> JSON:
+    return {
+        "apiVersion": R.HYPERNODES.api_version,
+        "kind": R.HYPERNODES.kind,
+        "metadata": {"name": name, "labels": {NETWORK_TOPOLOGY_SOURCE_LABEL: UFM_DISCOVERER}},
+        "spec": {
+            "tier": tier,
+            "members": [
+                {"type": member_type, "selector": {"exactMatch": {"name": member}}}
+                for member in members
+            ],
+        },
+    }
+
+
+class UFMDiscoverer(PeriodicDiscoverer):
+    """The ``ufm`` source. See the module docstring."""
+
+    def __init__(self, config: DiscoveryConfig, context: DiscoveryContext) -> None:
+        super().__init__(UFM_DISCOVERER, config.interval, context.clock)
+        settings = config.config
+        endpoint = settings.get("endpoint")
+        if endpoint is not None and not isinstance(endpoint, str):
+            raise ConfigError(f"config.endpoint: expected a URL, got {endpoint!r}")
+        self.endpoint = (endpoint or "").strip().rstrip("/")
+        if self.endpoint and "://" not in self.endpoint:
+            self.endpoint = "https://" + self.endpoint
+        if self.endpoint and not self.endpoint.startswith(("https://", "http://")):
+            raise ConfigError(f"config.endpoint: expected an http(s) URL, got {endpoint!r}")
+        insecure = settings.get("insecureSkipVerify", False)
+        if not isinstance(insecure, bool):
+            raise ConfigError(
+                f"config.insecureSkipVerify: expected true or false, got {insecure!r}"
+            )
+        self.insecure_skip_verify = insecure
+        ca_file = settings.get("caFile")
+        if ca_file is not None and not isinstance(ca_file, str):
+            raise ConfigError(f"config.caFile: expected a file path, got {ca_file!r}")
+        self.ca_file = ca_file or None
+        self.timeout = DEFAULT_TIMEOUT_S
+        if settings.get("timeout") is not None:
+            try:
+                self.timeout = parse_duration(settings["timeout"])
+            except ConfigError as e:
+                raise ConfigError(f"config.timeout: {e}") from None
+            if self.timeout <= 0:
+                raise ConfigError("config.timeout: must be positive")
+        self.secret_ref = config.secret_ref
+        self.max_body_bytes = MAX_BODY_BYTES
+        self._context = context
+        self._pool: urllib3.PoolManager | None = None
+        if insecure:
+            log.warning(
+                "discovery source ufm: TLS certificate verification is disabled "
+                "(insecureSkipVerify); do not use this in production"
+            )
+
+    @property
+    def url(self) -> str:
+        """The ports URL."""
+        return self.endpoint + UFM_PORTS_PATH
+
+    def check(self) -> None:
+        """Refuse to start without an endpoint or usable credentials."""
+        if not self.endpoint:
+            raise DiscovererStartError("ufm: config.endpoint is not configured")
+        self._credentials()
+
+    def _credentials(self) -> tuple[str, str]:
+        ref = self.secret_ref
+        if ref is None:
+            raise DiscovererStartError(
+                "ufm: credentials are not configured (credentials.secretRef with keys "
+                "username and password)"
+            )
+        where = f"Secret {ref.namespace}/{ref.name}"
+        try:
+            secret = self._context.get_secret(ref.namespace, ref.name)
+        except NotFound:
+            raise DiscovererStartError(f"ufm: {where} not found", retryable=True) from None
+        except ApiError as e:
+            raise DiscovererStartError(
+                f"ufm: cannot read {where}: {e.status} {e.reason}", retryable=True
+            ) from None
+        values = []
+        for key in ("username", "password"):
+            value = _secret_value(secret, key)
+            if not value:
+                raise DiscovererStartError(f"ufm: {where} has no {key!r} key")
+            values.append(value)
+        return values[0], values[1]
+
+    def _http(self) -> urllib3.PoolManager:
+        if self._pool is None:
+            if self.insecure_skip_verify:
+                self._pool = urllib3.PoolManager(cert_reqs=ssl.CERT_NONE, retries=False)
+            else:
+                context = ssl.create_default_context(cafile=self.ca_file)
+                self._pool = urllib3.PoolManager(ssl_context=context, retries=False)
+        return self._pool
+
+    def fetch_ports(self) -> list[Any]:
+        """GET the port list.
+
+        Raises:
+            DiscoveryError: a message naming what failed (never the credentials).
+        """
+        try:
+            username, password = self._credentials()
+        except DiscovererStartError as e:
+            raise DiscoveryError(str(e)) from None
+        token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+        headers = {"Authorization": "Basic " + token, "Accept": "application/json"}
+        try:
+            with warnings.catch_warnings():
+                # insecureSkipVerify was asked for and warned about once, at start
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                response = self._http().request(
+                    "GET",
+                    self.url,
+                    headers=headers,
+                    timeout=urllib3.Timeout(total=self.timeout),
+                    preload_content=False,
+                    redirect=False,
+                )
+        except urllib3.exceptions.HTTPError as e:
+            raise DiscoveryError(f"ufm: GET {self.url} failed: {_describe(e)}") from None
+        try:
+            if response.status != 200:
+                reason = "the credentials were rejected" if response.status in (401, 403) else ""
+                detail = f" ({reason})" if reason else ""
+                raise DiscoveryError(f"ufm: GET {self.url} answered HTTP {response.status}{detail}")
+            body = self._read_capped(response)
+        except DiscoveryError:
+            response.close()  # the body is unread or cut short: do not reuse this connection
+            raise
+        response.release_conn()
+        try:
+            ports = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise DiscoveryError(f"ufm: GET {self.url} did not return JSON") from None
+        if not isinstance(ports, list):
+            raise DiscoveryError(
+                f"ufm: GET {self.url} returned a JSON {type(ports).__name__}, not a port list"
+            )
+        return ports
+
+    def _read_capped(self, response: urllib3.BaseHTTPResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.stream(_CHUNK):
+                size += len(chunk)
+                if size > self.max_body_bytes:
+                    raise DiscoveryError(
+                        f"ufm: GET {self.url} returned more than {self.max_body_bytes} bytes"
+                    )
+                chunks.append(chunk)
+        except urllib3.exceptions.HTTPError as e:
+            raise DiscoveryError(f"ufm: reading {self.url} failed: {_describe(e)}") from None
+        return b"".join(chunks)
+
+    def discover(self) -> list[JSON]:
+        """One round: fetch the ports, build the HyperNodes."""
+        ports = self.fetch_ports()
+        hypernodes = ufm_hypernodes(ports)
+        log.info(
+            "discovery source ufm: %d ports, %d leaf groups",
+            len(ports),
+            max(0, len(hypernodes) - 1),
+        )
+        return hypernodes
+
+    def stop(self) -> None:
+        """Stop the loop and drop pooled connections."""
+        super().stop()
+        if self._pool is not None:
+            self._pool.clear()
+
+
+def _secret_value(secret: Mapping[str, Any], key: str) -> str:
+    data = secret.get("data") or {}
+    if isinstance(data.get(key), str):
+        try:
+            return base64.b64decode(data[key]).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return ""
+    string_data = secret.get("stringData") or {}
+    value = string_data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _describe(error: Exception) -> str:
+    """A short, credential-free description of a transport error."""
+    if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
+        error = error.reason
+    if isinstance(error, urllib3.exceptions.TimeoutError):
+        return "timed out"
+    if isinstance(error, urllib3.exceptions.SSLError):
+        return "TLS verification failed" if "CERTIFICATE_VERIFY" in str(error) else "TLS error"
+    if isinstance(error, urllib3.exceptions.NewConnectionError):
+        return "connection refused or unreachable"
+    if isinstance(error, urllib3.exceptions.ProtocolError):
+        return "connection broken"
+    return type(error).__name__
+
+
+def new_ufm_discoverer(config: DiscoveryConfig, context: DiscoveryContext) -> UFMDiscoverer:
+    """The registry factory for ``ufm``."""
+    return UFMDiscoverer(config, context)
