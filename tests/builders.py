@@ -53,10 +53,16 @@ def node_body(
 
 
 def create_node(client: KubeClient, name: str, **kwargs: Any) -> JSON:
-    """Create a Node and then set its status (the create drops status)."""
+    """Create a Node, set its status (the create drops it) and keep only the given taints."""
     body = node_body(name, **kwargs)
     client.create(R.NODES, body)
-    return client.patch(R.NODES, name, {"status": body["status"]}, subresource="status")
+    node = client.patch(R.NODES, name, {"status": body["status"]}, subresource="status")
+    # The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at
+    # creation, and no node lifecycle controller runs here to lift it once the node is Ready.
+    wanted = list(body["spec"].get("taints") or [])
+    if (node.get("spec") or {}).get("taints") != (wanted or None):
+        node = client.patch(R.NODES, name, {"spec": {"taints": wanted or None}})
+    return node
 
 
 def pod_body(

@@ -1,0 +1,141 @@
+"""Fixtures for the scheduler against the real control plane.
+
+``topology`` creates labelled fake nodes (with a test-unique GPU resource, so nodes left by
+other tests never fit) and HyperNodes, and deletes them afterwards. ``run_scheduler`` starts
+a ``Scheduler`` on its own informer factory in a thread and stops it at teardown (or when the
+test calls the returned stopper, to simulate a restart).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.builders import create_node, hypernode_body
+from tests.fixtures import client, control_plane, namespace
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient, resource_path
+from volcano_py.kube.errors import NotFound
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.scheduler.scheduler import Scheduler
+
+__all__ = [
+    "client",
+    "control_plane",
+    "force_delete_pod",
+    "namespace",
+    "run_scheduler",
+    "topology",
+    "wait_for",
+]
+
+JSON = dict[str, Any]
+
+
+def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
+    """Delete a pod at once (no kubelet here to finish a graceful deletion)."""
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1) -> Any:
+    """Poll ``check`` until it returns something truthy; fail with its last value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out; last value: {value!r}")
+
+
+class Topology:
+    """Nodes and HyperNodes made for one test."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.prefix = f"s{uuid.uuid4().hex[:6]}"
+        self.gpu = f"test.volcano.sh/gpu-{self.prefix}"
+        self.nodes: list[str] = []
+        self.hypernodes: list[str] = []
+
+    def node(self, name: str, gpus: int) -> str:
+        full = f"{self.prefix}-{name}"
+        create_node(
+            self.client,
+            full,
+            labels={"test.volcano.sh/prefix": self.prefix},
+            allocatable={"cpu": "16", "memory": "64Gi", "pods": "110", self.gpu: str(gpus)},
+        )
+        # The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready
+        # at creation and no node lifecycle controller runs here to lift it: do it ourselves.
+        self.client.patch(R.NODES, full, {"spec": {"taints": None}})
+        self.nodes.append(full)
+        return full
+
+    def hypernode(self, name: str, tier: int, members: list[JSON]) -> str:
+        full = f"{self.prefix}-{name}"
+        self.client.create(R.HYPERNODES, hypernode_body(full, tier, members))
+        self.hypernodes.append(full)
+        return full
+
+    def cleanup(self) -> None:
+        for name in self.hypernodes:
+            with contextlib.suppress(NotFound):
+                self.client.delete(R.HYPERNODES, name)
+        for name in self.nodes:
+            with contextlib.suppress(NotFound):
+                self.client.delete(R.NODES, name)
+
+
+@pytest.fixture
+def topology(client: KubeClient) -> Iterator[Topology]:
+    """A per-test topology builder, cleaned up afterwards."""
+    topo = Topology(client)
+    yield topo
+    topo.cleanup()
+
+
+@pytest.fixture
+def run_scheduler(client: KubeClient) -> Iterator[Callable[[], Callable[[], Scheduler]]]:
+    """Start a scheduler; returns a function that stops it (also done at teardown)."""
+    running: list[tuple[threading.Event, threading.Thread, SharedInformerFactory]] = []
+
+    def start() -> Callable[[], Scheduler]:
+        informers = SharedInformerFactory(client)
+        recorder = EventRecorder(client, "volcano")
+        recorder.start()
+        scheduler = Scheduler(client, informers, None, "volcano", recorder, schedule_period=0.2)
+        informers.start()
+        assert informers.wait_for_cache_sync(30)
+        stop = threading.Event()
+        thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
+        thread.start()
+        entry = (stop, thread, informers)
+        running.append(entry)
+
+        def stopper() -> Scheduler:
+            stop.set()
+            scheduler.cache.changed.set()
+            thread.join(10)
+            informers.shutdown()
+            recorder.stop()
+            if entry in running:
+                running.remove(entry)
+            return scheduler
+
+        return stopper
+
+    yield start
+    for stop, thread, informers in list(running):
+        stop.set()
+        thread.join(10)
+        informers.shutdown()

@@ -1,0 +1,35 @@
+"""Shared helpers: a simulator or an open session on a compact cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.unit.scheduler.objects import hypernode, node
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.simulator import Simulator
+
+JSON = dict[str, Any]
+
+
+def gpu_cluster(gpus: int = 4) -> list[JSON]:
+    """The design doc's example: 8 nodes, 4 ToRs (tier 1), 2 spines (tier 2)."""
+    objects = [node(f"node-{i}", {"nvidia.com/gpu": gpus}) for i in range(1, 9)]
+    for t in range(1, 5):
+        objects.append(
+            hypernode(f"tor-{t}", 1, nodes=[f"node-{2 * t - 1}", f"node-{2 * t}"], tier_name="tor")
+        )
+    objects.append(hypernode("spine-1", 2, children=["tor-1", "tor-2"], tier_name="spine"))
+    objects.append(hypernode("spine-2", 2, children=["tor-3", "tor-4"], tier_name="spine"))
+    return objects
+
+
+def session(objects: list[JSON], conf_text: str | None = None) -> Session:
+    """An open session on ``objects`` (default conf unless ``conf_text``)."""
+    conf = None
+    if conf_text is not None:
+        from volcano_py.scheduler.framework.registry import load_conf
+        from volcano_py.scheduler.scheduler import builtin_registries
+
+        plugins, actions = builtin_registries()
+        conf = load_conf(conf_text, plugins, actions)
+    return Simulator(objects, conf).open_session()

@@ -1,0 +1,147 @@
+"""SchedulerCache accounting, snapshots, assumed binds; the cycle with bind failures."""
+
+from __future__ import annotations
+
+from tests.unit.scheduler.helpers import gpu_cluster
+from tests.unit.scheduler.objects import node, pod, podgroup
+from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
+from volcano_py.scheduler.binder import MemoryWriter
+from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.simulator import Simulator, fill_cache
+
+GPU = "nvidia.com/gpu"
+
+
+def _cache(*objects: dict[str, object]) -> SchedulerCache:
+    cache = SchedulerCache()
+    fill_cache(cache, list(objects))  # type: ignore[arg-type]
+    return cache
+
+
+def test_cache_counts_pods_bound_by_any_scheduler() -> None:
+    cache = _cache(
+        node("n", {GPU: 4}),
+        pod("mine", "g", {GPU: 1}, node_name="n", phase="Running"),
+        pod("theirs", None, {GPU: 2}, node_name="n", phase="Running", scheduler="other"),
+        pod("done", None, {GPU: 1}, node_name="n", phase="Succeeded", scheduler="other"),
+        pod("pending-other", None, {GPU: 1}, scheduler="other"),
+    )
+    n = cache.snapshot().nodes["n"]
+    assert n.used == Resource(scalars={GPU: 3000})
+    assert n.pods == 2
+
+
+def test_cache_tasks_are_our_pending_pods_with_group_only() -> None:
+    cache = _cache(
+        podgroup("g", 1),
+        pod("in-group", "g", {GPU: 1}),
+        pod("no-group", None, {GPU: 1}),
+        pod("other-scheduler", "g", {GPU: 1}, scheduler="default-scheduler"),
+    )
+    assert list(cache.snapshot().jobs["default/g"].tasks) == ["default/in-group"]
+
+
+def test_cache_pod_deletion_frees_node() -> None:
+    bound = pod("p", None, {GPU: 4}, node_name="n", phase="Running", scheduler="x")
+    cache = _cache(node("n", {GPU: 4}), bound)
+    cache.delete_pod(bound)
+    assert cache.snapshot().nodes["n"].idle.get(GPU) == 4000
+
+
+def test_cache_pod_seen_before_its_node_is_counted_when_node_arrives() -> None:
+    cache = _cache(pod("p", None, {GPU: 1}, node_name="late", phase="Running", scheduler="x"))
+    cache.update_node(node("late", {GPU: 4}))
+    assert cache.snapshot().nodes["late"].idle.get(GPU) == 3000
+
+
+def test_snapshot_is_isolated_from_later_cache_changes() -> None:
+    cache = _cache(node("n", {GPU: 4}))
+    snap = cache.snapshot()
+    cache.update_pod(pod("p", None, {GPU: 4}, node_name="n", phase="Running", scheduler="x"))
+    assert snap.nodes["n"].idle.get(GPU) == 4000
+    assert cache.snapshot().nodes["n"].idle.get(GPU) == 0
+
+
+def test_snapshot_copies_pending_tasks_only() -> None:
+    cache = _cache(
+        node("n"),
+        podgroup("g", 1),
+        pod("a", "g", {"cpu": 1}),
+        pod("b", "g", {"cpu": 1}, node_name="n", phase="Running"),
+    )
+    first, second = cache.snapshot().jobs["default/g"], cache.snapshot().jobs["default/g"]
+    assert first.tasks["default/a"] is not second.tasks["default/a"]
+    assert first.tasks["default/b"] is second.tasks["default/b"]
+
+
+def test_assume_then_forget_restores_pending_task() -> None:
+    cache = _cache(node("n", {GPU: 4}), podgroup("g", 1), pod("a", "g", {GPU: 1}))
+    cache.assume("default/a", "n")
+    snap = cache.snapshot()
+    assert snap.jobs["default/g"].tasks["default/a"].status == TaskStatus.BINDING
+    assert snap.nodes["n"].idle.get(GPU) == 3000
+    cache.forget("default/a")
+    snap = cache.snapshot()
+    assert snap.jobs["default/g"].tasks["default/a"].status == TaskStatus.PENDING
+    assert snap.nodes["n"].idle.get(GPU) == 4000
+
+
+def test_assumed_pod_confirmed_by_informer_update() -> None:
+    cache = _cache(node("n", {GPU: 4}), podgroup("g", 1), pod("a", "g", {GPU: 1}))
+    cache.assume("default/a", "n")
+    cache.update_pod(pod("a", "g", {GPU: 1}, node_name="n"))
+    assert not cache.is_assumed("default/a")
+    assert cache.snapshot().nodes["n"].idle.get(GPU) == 3000
+
+
+def test_failed_bind_rolls_back_and_job_is_retried_next_cycle() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 2))
+    objects += [pod(f"job-{i}", "job", {GPU: 1}) for i in range(2)]
+    sim = Simulator(objects)
+    failures = {"default/job-1": 1}
+
+    def fail(task: TaskInfo) -> str | None:
+        if failures.get(task.uid):
+            failures[task.uid] -= 1
+            return "ServerError: boom"
+        return None
+
+    sim.writer = MemoryWriter(sim.cache, fail)
+    first = sim.cycle()
+    assert first.bind_errors == {"default/job-1": "ServerError: boom"}
+    assert not sim.cache.is_assumed("default/job-1")
+    second = sim.cycle()
+    assert list(second.binds) == ["default/job-1"]
+    assert set(sim.writer.bindings) == {"default/job-0", "default/job-1"}
+
+
+def test_bound_pod_is_never_bound_again() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 1))
+    objects.append(pod("job-0", "job", {GPU: 1}))
+    sim = Simulator(objects)
+    assert sim.cycle().binds
+    for _ in range(3):
+        assert not sim.cycle().binds
+
+
+def test_failed_scheduling_events_are_rate_limited_per_pod() -> None:
+    from volcano_py.kube.clock import FakeClock
+    from volcano_py.kube.events import FakeRecorder
+    from volcano_py.scheduler.binder import EVENT_INTERVAL_S, KubeWriter
+
+    clock = FakeClock()
+    recorder = FakeRecorder()
+    writer = KubeWriter(None, recorder, workers=1, clock=clock)  # type: ignore[arg-type]
+    try:
+        p = pod("p", "g")
+        for _ in range(3):
+            writer.pod_unschedulable(p, None, "why")
+        writer.pod_unschedulable(p, None, "another reason")
+        clock.step(EVENT_INTERVAL_S + 1)
+        writer.pod_unschedulable(p, None, "another reason")
+    finally:
+        writer.close()
+    assert len(recorder.events) == 3

@@ -1,0 +1,109 @@
+"""simulate / explain / tree on the example snapshot: exit codes and JSON shapes."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from volcano_py.cli import main
+
+CLUSTER = "examples/scheduler/cluster.yaml"
+CONF = "examples/scheduler/volcano-scheduler.conf"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_simulate_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", CONF)
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) == {"bindings", "podGroups"}
+    assert len([p for p in data["bindings"] if p.startswith("team-a/")]) == 8
+    train = data["podGroups"]["team-a/llm-train"]
+    assert set(train) == {"phase", "allocatedHyperNode", "conditions"}
+    assert train["phase"] == "Running"
+    assert train["allocatedHyperNode"] == "tor-2"
+    pretrain = data["podGroups"]["team-c/pretrain"]
+    assert "tier 1: 0/4 fit (nvidia.com/gpu short by 12)" in pretrain["conditions"][0]["message"]
+
+
+@pytest.mark.parametrize("output", ["yaml", "table"])
+def test_simulate_other_outputs(capsys: pytest.CaptureFixture[str], output: str) -> None:
+    code, out, _ = _run(capsys, "simulate", "--cluster", CLUSTER, "-o", output)
+    assert code == 0
+    assert "team-a/llm-train" in out
+
+
+def test_simulate_bad_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    code, _, err = _run(capsys, "simulate", "--cluster", "/nonexistent.yaml")
+    assert code == 2
+    assert "/nonexistent.yaml" in err
+
+
+def test_simulate_bad_conf_names_key(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    import pathlib
+
+    conf = pathlib.Path(str(tmp_path)) / "conf"
+    conf.write_text('actions: "allocate, backfill"\n')
+    code, _, err = _run(capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", str(conf))
+    assert code == 2
+    assert "unknown action 'backfill'" in err
+
+
+def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "explain", "--cluster", CLUSTER, "--job", "team-a/llm-train")
+    data = json.loads(out)
+    assert code == 0
+    assert data["tiers"] == [1, 2, 3]
+    assert data["highestTierAllowed"] == 2
+    assert data["allocatedHyperNode"] == ""
+    assert data["gradients"] == [
+        {"tier": 1, "hyperNodes": ["tor-2", "tor-3", "tor-4"]},
+        {"tier": 2, "hyperNodes": ["spine-1", "spine-2"]},
+    ]
+    assert set(data["hyperNodeScores"]) == {"tor-2", "tor-3", "tor-4", "spine-1", "spine-2"}
+    task = data["tasks"]["team-a/llm-train-0"]["nodes"]
+    assert set(task) == {f"node-{i}" for i in range(1, 9)}
+    entry = task["node-2"]
+    assert entry["feasible"]
+    assert entry["reason"] == ""
+    assert set(entry["scores"]) == {"nodeorder", "network-topology-aware"}
+    assert entry["total"] == pytest.approx(sum(entry["scores"].values()))
+
+
+def test_explain_unknown_job_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "explain", "--cluster", CLUSTER, "--job", "x/y")
+    assert code == 1
+    assert "team-a/llm-train" in err
+
+
+def test_tree_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "tree", "--cluster", CLUSTER, "-o", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["ready"]
+    assert data["errors"] == []
+    tor1 = data["hyperNodes"]["tor-1"]
+    assert tor1["tier"] == 1
+    assert tor1["tierName"] == "tor"
+    assert tor1["parent"] == "spine-1"
+    assert tor1["nodes"] == ["node-1", "node-2"]
+    assert tor1["nodeCount"] == 2
+    assert tor1["free"]["gpu"] == "6"
+    assert tor1["allocatable"]["gpu"] == "8"
+    assert data["hyperNodes"]["spine-1"]["children"] == ["tor-1", "tor-2"]
+
+
+def test_tree_svg_is_well_formed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "tree", "--cluster", CLUSTER, "-o", "svg")
+    root = ET.fromstring(out)
+    assert code == 0
+    assert root.tag.endswith("svg")
+    assert "tor-1" in out
+    assert "spine-2" in out

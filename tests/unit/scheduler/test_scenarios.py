@@ -1,0 +1,69 @@
+"""YAML scenarios (Volcano's uthelper idea): a cluster in, expected binds and phases out.
+
+Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional ``conf`` (a
+``volcano-scheduler.conf`` text) and ``expect``:
+
+- ``bindings``: exact ``{ns/pod: node}`` pairs that must be made;
+- ``bound``: how many pods are bound in total; ``unbound``: pods that must stay pending;
+- ``within``: ``{ns/podgroup: hypernode}`` — every pod of the group lands under it;
+- ``phases``, ``allocatedHyperNode``: per PodGroup;
+- ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.unit.scheduler.objects import expand
+from volcano_py.scheduler.framework.registry import load_conf
+from volcano_py.scheduler.scheduler import builtin_registries
+from volcano_py.scheduler.simulator import Simulator, load_scheduler_conf
+
+SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.yaml"))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
+    scenario = _load(path)
+    conf = load_scheduler_conf(None)
+    if scenario.get("conf"):
+        plugins, actions = builtin_registries()
+        conf = load_conf(scenario["conf"], plugins, actions)
+    objects = expand(scenario["cluster"])
+    sim = Simulator(objects, conf)
+    result = sim.run()
+    expect = scenario["expect"]
+    tree = sim.cache.hypernodes.build()
+    for pod, node in (expect.get("bindings") or {}).items():
+        assert result.bindings.get(pod) == node, (pod, result.bindings)
+    if "bound" in expect:
+        assert len(result.bindings) == expect["bound"], result.bindings
+    for pod in expect.get("unbound") or ():
+        assert pod not in result.bindings, (pod, result.bindings)
+    for group, hn in (expect.get("within") or {}).items():
+        ns, name = group.split("/")
+        members = tree.real_nodes[hn]
+        pods = [
+            o["metadata"]["name"]
+            for o in objects
+            if o["kind"] == "Pod"
+            and o["metadata"]["namespace"] == ns
+            and o["metadata"]["annotations"].get("scheduling.k8s.io/group-name") == name
+        ]
+        placed = {p: result.bindings[f"{ns}/{p}"] for p in pods if f"{ns}/{p}" in result.bindings}
+        assert all(n in members for n in placed.values()), (group, hn, placed)
+    for group, phase in (expect.get("phases") or {}).items():
+        assert result.podgroups[group]["phase"] == phase, (group, result.podgroups[group])
+    for group, hn in (expect.get("allocatedHyperNode") or {}).items():
+        assert result.podgroups[group]["allocatedHyperNode"] == hn, result.podgroups[group]
+    for group, text in (expect.get("messages") or {}).items():
+        messages = [c["message"] for c in result.podgroups[group]["conditions"]]
+        assert any(text in m for m in messages), (group, messages)

@@ -1,0 +1,152 @@
+"""``volcano-py explain --cluster FILE --job NS/PODGROUP [--scheduler-conf FILE] [-o json|text]``.
+
+The debugging guide of the topology design doc as a command. It opens one session on the
+snapshot and, binding nothing, prints for the job:
+
+- its network topology (mode, highest tier after tierName translation, any topology error)
+  and allocated HyperNode (annotation, or recovered from its bound pods);
+- the session's tiers (the virtual ``<cluster-top-hypernode>`` included);
+- the hypernode gradients (tier → HyperNodes, after the eligibility pre-filter) and the
+  hypernode order scores of those HyperNodes;
+- for each pending task, every node's predicate result (with the reason) and its score from
+  each node-order plugin and in total — the values the plugins hand the framework.
+
+JSON keys: ``tiers``, ``highestTierAllowed``, ``allocatedHyperNode``, ``gradients``
+(``[{"tier", "hyperNodes"}]``), ``hyperNodeScores``, ``tasks``
+(``{"<ns>/<pod>": {"nodes": {"<node>": {"feasible", "reason", "scores", "total"}}}}``).
+Exit 0; 1 when the job is not in the snapshot; 2 on unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import orjson
+
+from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.simulator import (
+    Simulator,
+    SnapshotError,
+    load_objects,
+    load_scheduler_conf,
+)
+
+JSON = dict[str, Any]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``explain``."""
+    parser = subparsers.add_parser(
+        "explain",
+        help="show how the scheduler sees one job (gradients, scores, predicates)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
+    parser.add_argument("--job", required=True, metavar="NS/PODGROUP", help="the PodGroup")
+    parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
+    parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
+    parser.add_argument("-o", "--output", choices=("json", "text"), default="json")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain one job."""
+    try:
+        objects = load_objects(args.cluster)
+        conf = load_scheduler_conf(args.scheduler_conf)
+    except (SnapshotError, ConfError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+    ssn = Simulator(objects, conf, args.scheduler_name).open_session()
+    try:
+        if args.job not in ssn.jobs:
+            known = ", ".join(sorted(ssn.jobs)) or "none"
+            sys.stderr.write(f"error: no PodGroup {args.job} in {args.cluster} (known: {known})\n")
+            return 1
+        report = explain(ssn, args.job)
+    finally:
+        ssn.close()
+    if args.output == "json":
+        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write(text(report))
+    return 0
+
+
+def explain(ssn: Session, job_key: str) -> JSON:
+    """The report for one job of an open session (nothing is allocated)."""
+    job = ssn.jobs[job_key]
+    hard, highest = job.is_hard_topology_mode()
+    gradients: list[JSON] = []
+    scores: dict[str, float] = {}
+    if job.with_network_topology() and not job.topology_error:
+        for gradient in ssn.hypernode_gradient_for_job(job, ssn.tree.top):
+            names = [hn.name for hn in gradient]
+            gradients.append({"tier": gradient[0].tier if gradient else None, "hyperNodes": names})
+            scores.update(ssn.hypernode_order_map(job, {n: ssn.nodes_in(n) for n in names}))
+    tasks: JSON = {}
+    for task in job.pending_tasks():
+        nodes: JSON = {}
+        feasible = []
+        for node in ssn.node_list():
+            reason = ssn.predicate(task, node)
+            nodes[node.name] = {"feasible": reason is None, "reason": reason or "", "scores": {}}
+            if reason is None:
+                feasible.append(node)
+                nodes[node.name]["scores"] = ssn.node_order_scores(task, node)
+        for plugin, batch in ssn.batch_node_scores(task, feasible).items():
+            for node in feasible:
+                nodes[node.name]["scores"][plugin] = batch.get(node.name, 0.0)
+        for entry in nodes.values():
+            entry["total"] = sum(entry["scores"].values()) if entry["feasible"] else None
+        tasks[task.uid] = {"nodes": nodes}
+    return {
+        "job": job_key,
+        "mode": str(job.mode) if job.mode else "",
+        "hardMode": hard,
+        "topologyError": job.topology_error,
+        "hyperNodesReady": ssn.hypernodes_ready,
+        "tiers": list(ssn.hypernode_tiers),
+        "highestTierAllowed": highest if hard else job.highest_tier,
+        "allocatedHyperNode": job.allocated_hypernode,
+        "gradients": gradients,
+        "hyperNodeScores": dict(sorted(scores.items())),
+        "tasks": tasks,
+    }
+
+
+def text(report: JSON) -> str:
+    """The report for people."""
+    lines = [
+        f"job {report['job']}: mode={report['mode'] or 'none'} "
+        f"highestTierAllowed={report['highestTierAllowed']} "
+        f"allocatedHyperNode={report['allocatedHyperNode'] or '-'}",
+        f"tiers: {report['tiers']} (HyperNodes ready: {report['hyperNodesReady']})",
+    ]
+    if report["topologyError"]:
+        lines.append(f"topology error: {report['topologyError']}")
+    elif report["mode"] and not report["gradients"]:
+        lines.append("gradients: no HyperNode within the allowed tier passes the pre-filter")
+    for gradient in report["gradients"]:
+        ranked = sorted(
+            gradient["hyperNodes"], key=lambda n: (-report["hyperNodeScores"].get(n, 0.0), n)
+        )
+        shown = ", ".join(f"{n} ({report['hyperNodeScores'].get(n, 0.0):.1f})" for n in ranked)
+        lines.append(f"gradient tier {gradient['tier']}: {shown}")
+    for task, entry in report["tasks"].items():
+        lines.append(f"task {task}:")
+        ranked = sorted(
+            entry["nodes"].items(),
+            key=lambda kv: (not kv[1]["feasible"], -(kv[1]["total"] or 0.0), kv[0]),
+        )
+        for node, info in ranked:
+            if info["feasible"]:
+                parts = ", ".join(f"{p}={s:.1f}" for p, s in info["scores"].items())
+                lines.append(f"  {node}: total {info['total']:.1f} ({parts})")
+            else:
+                lines.append(f"  {node}: not feasible: {info['reason']}")
+    return "\n".join(lines) + "\n"

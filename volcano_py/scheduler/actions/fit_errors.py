@@ -1,0 +1,65 @@
+"""Messages a person can act on when a job cannot be placed.
+
+- Per node, Kubernetes style: ``0/12 nodes are available: 4 Insufficient nvidia.com/gpu,
+  8 node(s) didn't match Pod's node affinity/selector.``
+- Per tier, for topology jobs: ``tier 1: 0/96 fit (nvidia.com/gpu short by 4); tier 2: 0/12
+  fit (nvidia.com/gpu short by 4)`` — how many HyperNodes of each allowed tier were tried,
+  how many could hold the gang, and what the roomiest of them lacked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from volcano_py.scheduler.api.resource import Resource, format_amount
+
+
+def nodes_message(total: int, reasons: Counter[str]) -> str:
+    """``0/N nodes are available: <count> <reason>, ...``."""
+    if not reasons:
+        return f"0/{total} nodes are available."
+    parts = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0])))
+    return f"0/{total} nodes are available: {parts}."
+
+
+@dataclass(slots=True)
+class TierReport:
+    """What happened in one tier."""
+
+    tier: int
+    total: int = 0
+    fit: int = 0
+    short: dict[str, int] = field(default_factory=dict)
+    fragmented: bool = False
+
+    def text(self) -> str:
+        """``tier T: fit/total fit (...)``."""
+        detail = ""
+        if self.short:
+            detail = (
+                " ("
+                + ", ".join(
+                    f"{name} short by {format_amount(name, amount)}"
+                    for name, amount in sorted(self.short.items())
+                )
+                + ")"
+            )
+        elif self.fragmented and self.fit == 0 and self.total:
+            detail = " (enough in total, but no node set fits every task)"
+        return f"tier {self.tier}: {self.fit}/{self.total} fit{detail}"
+
+
+def tier_shortfall(need: Resource, idles: list[Resource]) -> dict[str, int]:
+    """Per resource, what the HyperNode with the most of it still lacks (positive only)."""
+    short: dict[str, int] = {}
+    for name, amount in need.items():
+        best = max((idle.get(name) for idle in idles), default=0)
+        if amount > best:
+            short[name] = amount - best
+    return short
+
+
+def tiers_message(reports: list[TierReport]) -> str:
+    """All tier reports joined with ``; ``."""
+    return "; ".join(r.text() for r in reports)

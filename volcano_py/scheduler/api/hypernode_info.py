@@ -1,0 +1,344 @@
+"""The HyperNode tree: ``HyperNodeInfo`` per HyperNode, built incrementally by ``HyperNodeIndex``.
+
+``HyperNodeIndex`` lives in the scheduler cache. It keeps, per HyperNode, the parsed spec and
+the set of nodes its Node members select, and per node its labels. A HyperNode change
+re-resolves that one HyperNode against every node; a Node change re-checks that one node
+against the regex/label members only (Volcano's ``triggerUpdateHyperNode``). ``build()``
+turns that into an immutable ``HyperNodeTree`` (parents, children, real nodes under every
+HyperNode, tiers, tierName → tier map, readiness) — cached until something changes.
+
+The tree always carries the virtual ``<cluster-top-hypernode>``: tier = highest real tier + 1,
+parent of every parentless HyperNode, containing every node (Volcano's session adds it).
+
+Readiness (``HyperNodesReadyToSchedule``): false while a HyperNode is in a cycle, a
+HyperNode has two parents, or a node sits directly under two HyperNodes. ``errors`` names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, MemberType
+from volcano_py.api.errors import FieldError
+from volcano_py.api.hypernode import HyperNode, resolve_hypernode_members, resolve_node_members
+
+JSON = dict[str, Any]
+
+
+@dataclass(slots=True)
+class HyperNodeInfo:
+    """One HyperNode in the tree (the virtual top has ``obj`` None)."""
+
+    name: str
+    tier: int
+    tier_name: str = ""
+    parent: str = ""
+    children: tuple[str, ...] = ()
+    obj: JSON | None = None
+
+
+@dataclass(slots=True)
+class HyperNodeTree:
+    """An immutable snapshot of the tree, shared by every session until the tree changes."""
+
+    hypernodes: dict[str, HyperNodeInfo]
+    real_nodes: dict[str, frozenset[str]]
+    node_chain: dict[str, tuple[str, ...]]
+    by_tier: dict[int, tuple[str, ...]]
+    tiers: list[int]
+    tier_names: dict[str, int]
+    ready: bool
+    errors: list[str] = field(default_factory=list)
+    _ancestors: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _lca: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+
+    @property
+    def top(self) -> HyperNodeInfo:
+        """The virtual cluster-top HyperNode."""
+        return self.hypernodes[CLUSTER_TOP_HYPERNODE]
+
+    def ancestors(self, name: str) -> tuple[str, ...]:
+        """``name`` and its ancestors, lowest tier first (bounded against cycles; memoised)."""
+        known = self._ancestors.get(name)
+        if known is not None:
+            return known
+        chain: list[str] = []
+        seen: set[str] = set()
+        current = name
+        while current and current not in seen and current in self.hypernodes:
+            seen.add(current)
+            chain.append(current)
+            current = self.hypernodes[current].parent
+        result = tuple(chain)
+        self._ancestors[name] = result
+        return result
+
+    def lca(self, a: str, b: str) -> str:
+        """The lowest common ancestor of two HyperNodes ("" when either is empty/unknown)."""
+        if not a:
+            return b
+        if not b or a == b:
+            return a
+        key = (a, b)
+        known = self._lca.get(key)
+        if known is not None:
+            return known
+        above_a = set(self.ancestors(a))
+        result = next((n for n in self.ancestors(b) if n in above_a), "")
+        self._lca[key] = result
+        return result
+
+    def leaf_of(self, node: str) -> str:
+        """The lowest HyperNode containing the node (the virtual top if none other does)."""
+        chain = self.node_chain.get(node)
+        return chain[0] if chain else CLUSTER_TOP_HYPERNODE
+
+
+class HyperNodeIndex:
+    """Incremental member resolution; produce trees with ``build()``."""
+
+    def __init__(self) -> None:
+        """An empty index."""
+        self._specs: dict[str, HyperNode] = {}
+        self._objs: dict[str, JSON] = {}
+        self._errors: dict[str, str] = {}
+        self._direct_nodes: dict[str, set[str]] = {}
+        self._node_labels: dict[str, Mapping[str, str]] = {}
+        self._tree: HyperNodeTree | None = None
+
+    @property
+    def version_dirty(self) -> bool:
+        """True when the next ``build()`` will rebuild."""
+        return self._tree is None
+
+    def set_hypernode(self, obj: JSON) -> None:
+        """Add or replace a HyperNode and resolve its Node members against every node."""
+        name = (obj.get("metadata") or {}).get("name", "")
+        self._tree = None
+        self._objs[name] = obj
+        try:
+            spec = HyperNode.from_dict(obj)
+        except FieldError as e:
+            self._specs.pop(name, None)
+            self._direct_nodes.pop(name, None)
+            self._errors[name] = f"HyperNode {name}: {e}"
+            return
+        self._errors.pop(name, None)
+        self._specs[name] = spec
+        selected: set[str] = set()
+        for member in spec.node_members:
+            selected |= resolve_node_members(member, self._node_labels)
+        self._direct_nodes[name] = selected
+
+    def delete_hypernode(self, name: str) -> None:
+        """Forget a HyperNode."""
+        self._tree = None
+        for table in (self._specs, self._objs, self._errors, self._direct_nodes):
+            table.pop(name, None)
+
+    def set_node(self, name: str, labels: Mapping[str, str]) -> None:
+        """A node appeared or changed: re-check it against every Node member."""
+        old = self._node_labels.get(name)
+        self._node_labels[name] = labels
+        if old == labels and old is not None:
+            return
+        self._tree = None
+        single = {name: labels}
+        for hn, spec in self._specs.items():
+            members = self._direct_nodes.setdefault(hn, set())
+            hit = any(name in resolve_node_members(m, single) for m in spec.node_members)
+            if hit:
+                members.add(name)
+            else:
+                members.discard(name)
+
+    def delete_node(self, name: str) -> None:
+        """A node went away."""
+        if self._node_labels.pop(name, None) is not None:
+            self._tree = None
+
+    def objects(self) -> list[JSON]:
+        """The HyperNode objects as last seen."""
+        return [self._objs[n] for n in sorted(self._objs)]
+
+    def build(self) -> HyperNodeTree:
+        """The current tree (rebuilt only after a change)."""
+        if self._tree is None:
+            self._tree = build_tree(
+                self._specs, self._direct_nodes, self._node_labels.keys(), self._errors, self._objs
+            )
+        return self._tree
+
+
+def build_tree(
+    specs: Mapping[str, HyperNode],
+    direct_nodes: Mapping[str, set[str]],
+    existing_nodes: Iterable[str],
+    parse_errors: Mapping[str, str],
+    objs: Mapping[str, JSON],
+) -> HyperNodeTree:
+    """Link parsed HyperNodes into a tree and check it (see the module docstring)."""
+    errors: list[str] = []
+    nodes = set(existing_nodes)
+    names = sorted(specs)
+    children: dict[str, list[str]] = {n: [] for n in names}
+    parents: dict[str, list[str]] = {n: [] for n in names}
+    for name in names:
+        for member in specs[name].members:
+            if member.type is not MemberType.HYPERNODE:
+                continue
+            for child in sorted(resolve_hypernode_members(member, names)):
+                if child in specs and child not in children[name]:
+                    children[name].append(child)
+                    parents[child].append(name)
+    node_parents: dict[str, list[str]] = {}
+    for name in names:
+        for node in direct_nodes.get(name, ()):
+            node_parents.setdefault(node, []).append(name)
+    for child, ps in parents.items():
+        if len(ps) > 1:
+            errors.append(f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}")
+    for node in sorted(node_parents):
+        if len(node_parents[node]) > 1:
+            listed = ", ".join(sorted(node_parents[node]))
+            errors.append(f"node {node} is a member of more than one HyperNode: {listed}")
+    errors.extend(_cycles(names, children))
+    # tierName conflicts are reported below but do not make the tree unusable
+    infos: dict[str, HyperNodeInfo] = {}
+    top_tier = 1
+    for name in names:
+        spec = specs[name]
+        top_tier = max(top_tier, spec.tier + 1)
+        ps = parents[name]
+        infos[name] = HyperNodeInfo(
+            name, spec.tier, spec.tier_name, ps[0] if ps else "", tuple(children[name]), objs[name]
+        )
+    roots = tuple(n for n in names if not infos[n].parent)
+    for root in roots:
+        infos[root].parent = CLUSTER_TOP_HYPERNODE
+    infos[CLUSTER_TOP_HYPERNODE] = HyperNodeInfo(CLUSTER_TOP_HYPERNODE, top_tier, "", "", roots)
+    real_nodes = _real_nodes(names, children, direct_nodes, nodes)
+    real_nodes[CLUSTER_TOP_HYPERNODE] = frozenset(nodes)
+    node_chain = _node_chains(infos, node_parents, nodes)
+    by_tier_lists: dict[int, list[str]] = {}
+    for name, info in infos.items():
+        by_tier_lists.setdefault(info.tier, []).append(name)
+    by_tier = {tier: tuple(sorted(v)) for tier, v in by_tier_lists.items()}
+    tier_names: dict[str, int] = {}
+    warnings: list[str] = []
+    for name in names:
+        spec = specs[name]
+        if not spec.tier_name:
+            continue
+        known = tier_names.setdefault(spec.tier_name, spec.tier)
+        if known != spec.tier:
+            warnings.append(
+                f"tierName {spec.tier_name} names tiers {known} and {spec.tier} (HyperNode {name})"
+            )
+    return HyperNodeTree(
+        hypernodes=infos,
+        real_nodes=real_nodes,
+        node_chain=node_chain,
+        by_tier=by_tier,
+        tiers=sorted(by_tier),
+        tier_names=tier_names,
+        ready=not errors,
+        errors=errors + warnings + [parse_errors[n] for n in sorted(parse_errors)],
+    )
+
+
+def _cycles(names: list[str], children: Mapping[str, list[str]]) -> list[str]:
+    """One error per cycle found (iterative DFS with colours)."""
+    white, grey, black = 0, 1, 2
+    colour = dict.fromkeys(names, white)
+    errors: list[str] = []
+    for start in names:
+        if colour[start] != white:
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        path: list[str] = [start]
+        colour[start] = grey
+        while stack:
+            name, i = stack[-1]
+            kids = children[name]
+            if i < len(kids):
+                stack[-1] = (name, i + 1)
+                kid = kids[i]
+                if colour[kid] == grey:
+                    loop = [*path[path.index(kid) :], kid]
+                    errors.append("HyperNode cycle: " + " -> ".join(loop))
+                elif colour[kid] == white:
+                    colour[kid] = grey
+                    stack.append((kid, 0))
+                    path.append(kid)
+            else:
+                colour[name] = black
+                stack.pop()
+                path.pop()
+    return errors
+
+
+def _real_nodes(
+    names: list[str],
+    children: Mapping[str, list[str]],
+    direct_nodes: Mapping[str, set[str]],
+    nodes: set[str],
+) -> dict[str, frozenset[str]]:
+    """Existing nodes under each HyperNode (memoised post-order; cycles contribute nothing)."""
+    result: dict[str, frozenset[str]] = {}
+    visiting: set[str] = set()
+
+    def visit(name: str) -> frozenset[str]:
+        done = result.get(name)
+        if done is not None:
+            return done
+        if name in visiting:
+            return frozenset()
+        visiting.add(name)
+        acc = set(direct_nodes.get(name, ())) & nodes
+        for kid in children[name]:
+            acc |= visit(kid)
+        visiting.discard(name)
+        result[name] = frozenset(acc)
+        return result[name]
+
+    for name in names:
+        if name not in result:
+            _iterative_visit(name, children, visit)
+    return result
+
+
+def _iterative_visit(root: str, children: Mapping[str, list[str]], visit: Any) -> None:
+    """Visit deep trees bottom-up first so ``visit`` never recurses deeply."""
+    order: list[str] = []
+    stack = [root]
+    seen: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        order.append(name)
+        stack.extend(children[name])
+    for name in reversed(order):
+        visit(name)
+
+
+def _node_chains(
+    infos: Mapping[str, HyperNodeInfo], node_parents: Mapping[str, list[str]], nodes: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """Per node, the HyperNodes containing it from the lowest tier up to the virtual top."""
+    chains: dict[str, tuple[str, ...]] = {}
+    for node in nodes:
+        chain: list[str] = []
+        leaves = node_parents.get(node)
+        current = sorted(leaves)[0] if leaves else CLUSTER_TOP_HYPERNODE
+        while current and current not in chain:
+            chain.append(current)
+            current = infos[current].parent if current in infos else ""
+        if chain[-1] != CLUSTER_TOP_HYPERNODE:
+            chain.append(CLUSTER_TOP_HYPERNODE)
+        chains[node] = tuple(chain)
+    return chains

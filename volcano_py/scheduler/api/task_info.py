@@ -1,0 +1,164 @@
+"""``TaskInfo`` (one pod the scheduler knows about) and its ``TaskStatus``.
+
+Built from a cached Pod dict without copying it: the task keeps a reference to the (read-only)
+informer object for the predicates and the binder. ``template`` is a digest of everything a
+static predicate or a node-local score depends on (requests, nodeSelector, affinity,
+tolerations), so identical pods of a gang share predicate results (see ``framework.session``).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+import orjson
+
+from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
+from volcano_py.scheduler.api.resource import Resource
+
+JSON = dict[str, Any]
+
+
+class TaskStatus(IntEnum):
+    """Volcano's task states (the subset a pod can be in here)."""
+
+    PENDING = 1
+    ALLOCATED = 2
+    BINDING = 3
+    BOUND = 4
+    RUNNING = 5
+    RELEASING = 6
+    SUCCEEDED = 7
+    FAILED = 8
+    UNKNOWN = 9
+
+
+# States whose request occupies the node (Volcano's AllocatedStatus plus Releasing).
+OCCUPYING = frozenset(
+    {
+        TaskStatus.ALLOCATED,
+        TaskStatus.BINDING,
+        TaskStatus.BOUND,
+        TaskStatus.RUNNING,
+        TaskStatus.RELEASING,
+    }
+)
+# States that count towards a gang's minMember (Volcano's ReadyTaskNum).
+READY = frozenset(
+    {
+        TaskStatus.ALLOCATED,
+        TaskStatus.BINDING,
+        TaskStatus.BOUND,
+        TaskStatus.RUNNING,
+        TaskStatus.SUCCEEDED,
+    }
+)
+
+
+def pod_status(pod: JSON) -> TaskStatus:
+    """The task state a pod is in, from its phase, nodeName and deletionTimestamp."""
+    phase = (pod.get("status") or {}).get("phase", "Pending")
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return TaskStatus.RELEASING
+    if phase == "Running":
+        return TaskStatus.RUNNING
+    if phase == "Unknown":
+        return TaskStatus.UNKNOWN
+    if (pod.get("spec") or {}).get("nodeName"):
+        return TaskStatus.BOUND
+    return TaskStatus.PENDING
+
+
+def pod_request(pod: JSON) -> Resource:
+    """The pod's effective request, as the kubelet admits it.
+
+    Sum of the containers, raised to any init container (plus the restartable sidecars
+    started before it), plus ``spec.overhead``.
+    """
+    spec = pod.get("spec") or {}
+    total = Resource()
+    for container in spec.get("containers") or ():
+        total.add(_requests(container))
+    sidecars = Resource()
+    init_peak = Resource()
+    for container in spec.get("initContainers") or ():
+        req = _requests(container)
+        if container.get("restartPolicy") == "Always":
+            sidecars.add(req)
+            init_peak.max_with(sidecars)
+        else:
+            init_peak.max_with(req.clone().add(sidecars))
+    total.add(sidecars).max_with(init_peak)
+    if spec.get("overhead"):
+        total.add(Resource.from_list(spec["overhead"], "spec.overhead"))
+    return total
+
+
+def _requests(container: JSON) -> Resource:
+    resources = container.get("resources") or {}
+    requests = resources.get("requests") or resources.get("limits") or {}
+    return Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
+
+
+def template_key(pod: JSON, request: Resource) -> bytes:
+    """What static predicates and node-local scores of this pod depend on, as bytes."""
+    spec = pod.get("spec") or {}
+    return orjson.dumps(
+        [
+            sorted(request.items()),
+            spec.get("nodeSelector"),
+            spec.get("affinity"),
+            spec.get("tolerations"),
+        ],
+        option=orjson.OPT_SORT_KEYS,
+    )
+
+
+class TaskInfo:
+    """One pod as a schedulable (or placed) task."""
+
+    __slots__ = (
+        "creation",
+        "job",
+        "name",
+        "namespace",
+        "node_name",
+        "pod",
+        "priority",
+        "resreq",
+        "status",
+        "template",
+        "uid",
+    )
+
+    def __init__(self, pod: JSON) -> None:
+        """From a cached Pod dict (kept by reference, never mutated)."""
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.pod = pod
+        self.namespace: str = meta.get("namespace", "")
+        self.name: str = meta.get("name", "")
+        self.uid = f"{self.namespace}/{self.name}"
+        group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
+        self.job = f"{self.namespace}/{group}" if group else ""
+        self.resreq = pod_request(pod)
+        self.node_name: str = spec.get("nodeName") or ""
+        self.status = pod_status(pod)
+        self.priority: int = int(spec.get("priority") or 0)
+        self.creation: str = meta.get("creationTimestamp") or ""
+        self.template = template_key(pod, self.resreq)
+
+    def clone(self) -> TaskInfo:
+        """A copy sharing the pod and the request (both read-only)."""
+        copy = TaskInfo.__new__(TaskInfo)
+        for slot in TaskInfo.__slots__:
+            setattr(copy, slot, getattr(self, slot))
+        return copy
+
+    def __repr__(self) -> str:
+        """``Task(ns/name Pending on node)``."""
+        return f"Task({self.uid} {self.status.name} on {self.node_name or '-'})"

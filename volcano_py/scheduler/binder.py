@@ -1,0 +1,197 @@
+"""The writers: the only place the scheduler talks to the API server.
+
+``KubeWriter`` binds through the ``pods/binding`` subresource with bounded concurrency,
+updates PodGroups (a whole-object PUT: Volcano's PodGroup CRD has no status subresource),
+sets ``PodScheduled=False`` on pods that could not be placed and records rate-limited
+``FailedScheduling`` events. ``MemoryWriter`` does the same to a ``SchedulerCache`` in
+process (``simulate``, unit tests, benchmarks).
+
+Binding never binds a pod twice: the cache assumes the pod on its node before the call (so
+no later cycle places it again), the API server refuses a second binding (409), and a failed
+bind is forgotten in the cache so the job is retried on the next cycle.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from volcano_py.api.resources import PODGROUPS, PODS
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.errors import ApiError, Conflict, NotFound
+from volcano_py.kube.events import Recorder
+from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.cache import SchedulerCache
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+EVENT_INTERVAL_S = 60.0
+DEFAULT_BIND_WORKERS = 16
+
+
+class Writer(Protocol):
+    """Where a cycle's decisions go."""
+
+    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
+        """Bind every task to its ``node_name``; returns ``{task uid: error}`` for failures."""
+        ...
+
+    def update_podgroup(self, pg: JSON) -> None:
+        """Write a PodGroup's new phase/conditions/annotations."""
+        ...
+
+    def pod_unschedulable(self, pod: JSON, condition: JSON | None, message: str) -> None:
+        """Tell a pod (condition, when changed) and its owner (event) why it waits."""
+        ...
+
+
+def binding_body(task: TaskInfo) -> JSON:
+    """The ``v1.Binding`` posted to ``pods/<name>/binding``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": task.name, "namespace": task.namespace},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": task.node_name},
+    }
+
+
+class KubeWriter:
+    """Writes to the API server."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        recorder: Recorder | None,
+        *,
+        workers: int = DEFAULT_BIND_WORKERS,
+        clock: Clock | None = None,
+    ) -> None:
+        """A writer with ``workers`` concurrent bind calls."""
+        self.client = client
+        self.recorder = recorder
+        self.clock = clock or RealClock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scheduler:bind")
+        self._events: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def _bind_one(self, task: TaskInfo) -> str | None:
+        try:
+            self.client.create(
+                PODS,
+                binding_body(task),
+                task.namespace,
+                subresource_of=task.name,
+                subresource="binding",
+            )
+        except ApiError as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
+        """Bind concurrently; failures are returned, never raised."""
+        errors: dict[str, str] = {}
+        for task, error in zip(tasks, self._pool.map(self._bind_one, tasks), strict=True):
+            if error is not None:
+                errors[task.uid] = error
+                log.warning("bind %s to %s failed: %s", task.uid, task.node_name, error)
+        return errors
+
+    def update_podgroup(self, pg: JSON) -> None:
+        """PUT the PodGroup; a conflict is left to the next cycle (level-based)."""
+        meta = pg.get("metadata") or {}
+        try:
+            self.client.update(PODGROUPS, pg)
+        except (Conflict, NotFound) as e:
+            log.info("podgroup %s/%s not updated: %s", meta.get("namespace"), meta.get("name"), e)
+        except ApiError as e:
+            log.warning(
+                "podgroup %s/%s update failed: %s", meta.get("namespace"), meta.get("name"), e
+            )
+
+    def pod_unschedulable(self, pod: JSON, condition: JSON | None, message: str) -> None:
+        """Patch the condition (when new) and record a rate-limited FailedScheduling event."""
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        if condition is not None:
+            try:
+                self.client.patch(
+                    PODS,
+                    meta.get("name", ""),
+                    {"status": {"conditions": [condition]}},
+                    meta.get("namespace"),
+                    patch_type="strategic",
+                    subresource="status",
+                )
+            except ApiError as e:
+                log.info("pod %s: condition not set: %s", key, e)
+        if self.recorder is None or not self._event_due(key, message):
+            return
+        self.recorder.event(pod, "Warning", "FailedScheduling", message, resource=PODS)
+
+    def _event_due(self, key: str, message: str) -> bool:
+        now = self.clock.now()
+        with self._lock:
+            last = self._events.get(key)
+            if last is not None and last[0] == message and now - last[1] < EVENT_INTERVAL_S:
+                return False
+            self._events[key] = (message, now)
+            if len(self._events) > 100_000:
+                self._events.clear()
+            return True
+
+    def close(self) -> None:
+        """Stop the bind pool."""
+        self._pool.shutdown(wait=True)
+
+
+class MemoryWriter:
+    """Applies decisions to a cache in process; keeps what a person would want to see."""
+
+    def __init__(self, cache: SchedulerCache, fail: Callable[[TaskInfo], str | None] | None = None):
+        """A writer on ``cache``; ``fail`` may inject bind failures (tests)."""
+        self.cache = cache
+        self.fail = fail
+        self.bindings: dict[str, str] = {}
+        self.events: list[tuple[str, str, str]] = []
+
+    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
+        """Set ``spec.nodeName`` on the cached pods (never twice)."""
+        errors: dict[str, str] = {}
+        for task in tasks:
+            error = self.fail(task) if self.fail else None
+            pod = self.cache.pod(task.uid)
+            if error is None and pod is None:
+                error = "NotFound"
+            elif error is None and pod is not None and (pod.get("spec") or {}).get("nodeName"):
+                error = "Conflict: pod is already bound"
+            if error is not None:
+                errors[task.uid] = error
+                continue
+            assert pod is not None
+            bound = copy.copy(pod)
+            bound["spec"] = dict(pod.get("spec") or {}, nodeName=task.node_name)
+            self.bindings[task.uid] = task.node_name
+            self.cache.update_pod(bound)
+        return errors
+
+    def update_podgroup(self, pg: JSON) -> None:
+        """Store the new PodGroup in the cache."""
+        self.cache.update_podgroup(pg)
+
+    def pod_unschedulable(self, pod: JSON, condition: JSON | None, message: str) -> None:
+        """Record the event; store the condition on the cached pod."""
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        self.events.append((key, "FailedScheduling", message))
+        if condition is not None:
+            status = dict(pod.get("status") or {})
+            others = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
+            status["conditions"] = [*others, condition]
+            self.cache.update_pod(dict(pod, status=status))

@@ -1,0 +1,1 @@
+"""Volcano's scheduler framework: configuration, plugin/action registries, Session, Statement."""

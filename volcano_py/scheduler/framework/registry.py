@@ -1,0 +1,110 @@
+"""``PluginRegistry`` and ``ActionRegistry``: named builders, filled explicitly.
+
+Volcano registers plugins and actions from ``init()`` side effects; here the scheduler (or a
+test) builds a registry and calls ``register_builtin_plugins`` / ``register_builtin_actions``
+from ``volcano_py.scheduler.plugins`` / ``.actions``. ``register`` rejects duplicates, ``get``
+on an unknown name lists the known ones, iteration is sorted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+
+from volcano_py.scheduler.framework.arguments import Arguments, ConfError
+from volcano_py.scheduler.framework.conf import SchedulerConf, parse_conf
+
+if TYPE_CHECKING:
+    from volcano_py.scheduler.framework.session import Session
+
+
+class Plugin(Protocol):
+    """A plugin instance, built per session from its arguments."""
+
+    name: str
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register extension point functions on the session."""
+        ...
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Release per-session state."""
+        ...
+
+
+class Action(Protocol):
+    """An action run once per cycle, in the configured order."""
+
+    name: str
+
+    def execute(self, ssn: Session) -> None:
+        """Do the action's work through the session."""
+        ...
+
+
+PluginBuilder = Callable[[Arguments], Plugin]
+T = TypeVar("T")
+
+
+class _Registry(Generic[T]):
+    kind = "entry"
+
+    def __init__(self) -> None:
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str, entry: T) -> None:
+        """Add ``entry`` under ``name``; a name can be registered once."""
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is already registered")
+        self._entries[name] = entry
+
+    def get(self, name: str) -> T:
+        """The entry for ``name``; an unknown name lists the known ones."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise KeyError(
+                f"unknown {self.kind} {name!r} (known: {sorted(self._entries)})"
+            ) from None
+
+    def names(self) -> set[str]:
+        """Registered names."""
+        return set(self._entries)
+
+    def __iter__(self) -> Iterator[str]:
+        """Names, sorted."""
+        return iter(sorted(self._entries))
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is registered."""
+        return name in self._entries
+
+
+class PluginRegistry(_Registry[PluginBuilder]):
+    """Plugin name -> builder(arguments) -> Plugin."""
+
+    kind = "plugin"
+
+
+class ActionRegistry(_Registry[Action]):
+    """Action name -> Action."""
+
+    kind = "action"
+
+
+def load_conf(text: str, plugins: PluginRegistry, actions: ActionRegistry) -> SchedulerConf:
+    """Parse a ``volcano-scheduler.conf`` and build every plugin once to check its arguments.
+
+    Raises:
+        ConfError: naming the bad key and what was expected.
+    """
+    conf = parse_conf(text, actions.names(), plugins.names())
+    for tier in conf.tiers:
+        for option in tier:
+            try:
+                plugins.get(option.name)(Arguments(option.name, option.arguments))
+            except ConfError:
+                raise
+            except (TypeError, ValueError) as e:
+                raise ConfError(f"tiers[].plugins[{option.name}].arguments: {e}") from None
+    return conf

@@ -1,0 +1,309 @@
+"""``Session``: one scheduling cycle over a snapshot (Volcano's ``framework.Session``).
+
+Opening a session: take the cache's snapshot (nodes are shared copy-on-write, jobs are the
+session's own), take the HyperNode tree with its virtual ``<cluster-top-hypernode>``, resolve
+every job's network topology (``highestTierName`` through the tierName map, soft mode,
+allocated HyperNode checked and recovered from placed tasks), then build the plugins of every
+tier and let each register its extension point functions.
+
+Extension points are named function maps, walked in tier order then plugin order:
+job order/valid/ready, predicate, node order, batch node order, hypernode order, hypernode
+gradient for job, event handlers (allocate/deallocate). Actions use the helpers here
+(``job_order_key``, ``predicate``, ``node_scores``, ...) and mutate only through a
+``Statement``. Committed allocations collect in ``binds``; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
+from volcano_py.scheduler.framework.arguments import Arguments
+from volcano_py.scheduler.framework.conf import PluginOption, SchedulerConf
+from volcano_py.scheduler.framework.statement import Statement
+from volcano_py.scheduler.topology import resolve_job_topology
+
+if TYPE_CHECKING:
+    from volcano_py.scheduler.framework.registry import Plugin, PluginRegistry
+
+log = logging.getLogger(__name__)
+
+JobOrderFn = Callable[[JobInfo, JobInfo], int]
+JobValidFn = Callable[[JobInfo], "ValidateResult | None"]
+JobReadyFn = Callable[[JobInfo], bool]
+PredicateFn = Callable[[TaskInfo, NodeInfo], "str | None"]
+NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
+BatchNodeOrderFn = Callable[[TaskInfo, list[NodeInfo]], dict[str, float]]
+HyperNodeOrderFn = Callable[[JobInfo, dict[str, list[NodeInfo]]], dict[str, float]]
+HyperNodeGradientFn = Callable[[JobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateResult:
+    """Why a job cannot be scheduled at all (Volcano's ``api.ValidateResult``)."""
+
+    passed: bool
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(slots=True)
+class EventHandler:
+    """Called after a statement allocates or deallocates a task."""
+
+    allocate_func: Callable[[TaskInfo], None] | None = None
+    deallocate_func: Callable[[TaskInfo], None] | None = None
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """What the cache hands a session (see ``SchedulerCache.snapshot``)."""
+
+    nodes: dict[str, NodeInfo]
+    jobs: dict[str, JobInfo]
+    tree: HyperNodeTree
+
+
+@dataclass(slots=True)
+class JobFit:
+    """Why a job was not placed this cycle, for the PodGroup condition and events."""
+
+    reason: str
+    message: str
+
+
+@dataclass(slots=True)
+class _Points:
+    job_order: dict[str, JobOrderFn] = field(default_factory=dict)
+    job_valid: dict[str, JobValidFn] = field(default_factory=dict)
+    job_ready: dict[str, JobReadyFn] = field(default_factory=dict)
+    predicate: dict[str, PredicateFn] = field(default_factory=dict)
+    node_order: dict[str, NodeOrderFn] = field(default_factory=dict)
+    batch_node_order: dict[str, BatchNodeOrderFn] = field(default_factory=dict)
+    hypernode_order: dict[str, HyperNodeOrderFn] = field(default_factory=dict)
+    hypernode_gradient: dict[str, HyperNodeGradientFn] = field(default_factory=dict)
+
+
+class Session:
+    """One cycle's view of the cluster and the plugins' functions."""
+
+    def __init__(self, snapshot: Snapshot, conf: SchedulerConf, plugins: PluginRegistry) -> None:
+        """Open a session (see the module docstring)."""
+        self.jobs = snapshot.jobs
+        self._nodes = snapshot.nodes
+        self._owned: set[str] = set()
+        self.tree = snapshot.tree
+        self.hypernodes = snapshot.tree.hypernodes
+        self.real_nodes = snapshot.tree.real_nodes
+        self.hypernodes_by_tier = snapshot.tree.by_tier
+        self.hypernode_tiers = snapshot.tree.tiers
+        self.hypernode_tier_names = snapshot.tree.tier_names
+        self.hypernodes_ready = snapshot.tree.ready
+        self.node_names = sorted(self._nodes)
+        self._members_sorted: dict[str, list[str]] = {}
+        self.binds: list[TaskInfo] = []
+        self.job_fit: dict[str, JobFit] = {}
+        self.event_handlers: list[EventHandler] = []
+        self._points = _Points()
+        self._tiers: list[list[PluginOption]] = [list(t) for t in conf.tiers]
+        for job in self.jobs.values():
+            resolve_job_topology(job, self.tree, self._nodes)
+        self.plugins: list[Plugin] = []
+        for tier in self._tiers:
+            for option in tier:
+                plugin = plugins.get(option.name)(Arguments(option.name, option.arguments))
+                self.plugins.append(plugin)
+                plugin.on_session_open(self)
+
+    # -- nodes -----------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> dict[str, NodeInfo]:
+        """Every node by name (read-only; change them through a Statement)."""
+        return self._nodes
+
+    def own_node(self, name: str) -> NodeInfo:
+        """The session's private copy of a node, made on first write (copy-on-write)."""
+        if name not in self._owned:
+            self._nodes[name] = self._nodes[name].clone()
+            self._owned.add(name)
+        return self._nodes[name]
+
+    def node_list(self) -> list[NodeInfo]:
+        """Every node, by name."""
+        nodes = self._nodes
+        return [nodes[n] for n in self.node_names]
+
+    def nodes_in(self, hypernode: str) -> list[NodeInfo]:
+        """The real nodes under a HyperNode, by name."""
+        names = self._members_sorted.get(hypernode)
+        if names is None:
+            names = sorted(self.real_nodes.get(hypernode, ()))
+            self._members_sorted[hypernode] = names
+        nodes = self._nodes
+        return [nodes[n] for n in names if n in nodes]
+
+    def statement(self) -> Statement:
+        """A new, empty statement."""
+        return Statement(self)
+
+    # -- registration (snake_case of Volcano's AddXxxFn) -------------------------------------
+
+    def _enabled(self, plugin: str, point: str) -> bool:
+        for tier in self._tiers:
+            for option in tier:
+                if option.name == plugin:
+                    return option.enabled(point)
+        return True
+
+    def add_job_order_fn(self, name: str, fn: JobOrderFn) -> None:
+        """Register a job comparator (negative: left first)."""
+        if self._enabled(name, "job_order"):
+            self._points.job_order[name] = fn
+
+    def add_job_valid_fn(self, name: str, fn: JobValidFn) -> None:
+        """Register a job validity check."""
+        if self._enabled(name, "job_valid"):
+            self._points.job_valid[name] = fn
+
+    def add_job_ready_fn(self, name: str, fn: JobReadyFn) -> None:
+        """Register a job readiness check (gang)."""
+        if self._enabled(name, "job_ready"):
+            self._points.job_ready[name] = fn
+
+    def add_predicate_fn(self, name: str, fn: PredicateFn) -> None:
+        """Register a node filter returning a reason when the task does not fit."""
+        if self._enabled(name, "predicate"):
+            self._points.predicate[name] = fn
+
+    def add_node_order_fn(self, name: str, fn: NodeOrderFn) -> None:
+        """Register a per-node score."""
+        if self._enabled(name, "node_order"):
+            self._points.node_order[name] = fn
+
+    def add_batch_node_order_fn(self, name: str, fn: BatchNodeOrderFn) -> None:
+        """Register a score over all candidate nodes at once."""
+        if self._enabled(name, "batch_node_order"):
+            self._points.batch_node_order[name] = fn
+
+    def add_hypernode_order_fn(self, name: str, fn: HyperNodeOrderFn) -> None:
+        """Register a HyperNode score."""
+        if self._enabled(name, "hypernode_order"):
+            self._points.hypernode_order[name] = fn
+
+    def add_hypernode_gradient_for_job_fn(self, name: str, fn: HyperNodeGradientFn) -> None:
+        """Register the HyperNode gradient builder for jobs."""
+        if self._enabled(name, "hypernode_gradient"):
+            self._points.hypernode_gradient[name] = fn
+
+    def add_event_handler(self, handler: EventHandler) -> None:
+        """Register allocate/deallocate callbacks."""
+        self.event_handlers.append(handler)
+
+    # -- calling the extension points --------------------------------------------------------
+
+    def _compare_jobs(self, left: JobInfo, right: JobInfo) -> int:
+        for fn in self._points.job_order.values():
+            result = fn(left, right)
+            if result:
+                return result
+        if left.creation != right.creation:
+            return -1 if left.creation < right.creation else 1
+        return -1 if left.uid < right.uid else (1 if left.uid > right.uid else 0)
+
+    def job_order_key(self) -> Callable[[JobInfo], Any]:
+        """A sort key putting jobs in the plugins' order (priority, then age)."""
+        return functools.cmp_to_key(self._compare_jobs)
+
+    def job_valid(self, job: JobInfo) -> ValidateResult | None:
+        """The first failing validity check, or None."""
+        for fn in self._points.job_valid.values():
+            result = fn(job)
+            if result is not None and not result.passed:
+                return result
+        return None
+
+    def job_ready(self, job: JobInfo) -> bool:
+        """Every readiness check passes."""
+        return all(fn(job) for fn in self._points.job_ready.values())
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> str | None:
+        """None when the task fits the node, else the first plugin's reason."""
+        for fn in self._points.predicate.values():
+            reason = fn(task, node)
+            if reason is not None:
+                return reason
+        return None
+
+    @property
+    def predicate_fns(self) -> list[PredicateFn]:
+        """The predicate functions in order (the allocate loop calls them directly)."""
+        return list(self._points.predicate.values())
+
+    def node_order_scores(self, task: TaskInfo, node: NodeInfo) -> dict[str, float]:
+        """Each node-order plugin's score for one node."""
+        return {name: fn(task, node) for name, fn in self._points.node_order.items()}
+
+    @property
+    def node_order_fns(self) -> list[NodeOrderFn]:
+        """The per-node score functions in order."""
+        return list(self._points.node_order.values())
+
+    def batch_node_scores(
+        self, task: TaskInfo, nodes: list[NodeInfo]
+    ) -> dict[str, dict[str, float]]:
+        """Each batch plugin's scores over ``nodes``."""
+        return {name: fn(task, nodes) for name, fn in self._points.batch_node_order.items()}
+
+    def hypernode_order_map(
+        self, job: JobInfo, hypernodes: dict[str, list[NodeInfo]]
+    ) -> dict[str, float]:
+        """Total HyperNode scores over every hypernode order plugin."""
+        total = dict.fromkeys(hypernodes, 0.0)
+        for fn in self._points.hypernode_order.values():
+            for name, score in fn(job, hypernodes).items():
+                total[name] = total.get(name, 0.0) + score
+        return total
+
+    def hypernode_gradient_for_job(
+        self, job: JobInfo, hypernode: HyperNodeInfo
+    ) -> list[list[HyperNodeInfo]]:
+        """The first plugin's gradients; without one, just ``[[hypernode]]``."""
+        for fn in self._points.hypernode_gradient.values():
+            return fn(job, hypernode)
+        return [[hypernode]]
+
+    def fire_allocate(self, task: TaskInfo) -> None:
+        """Run the allocate event handlers."""
+        for handler in self.event_handlers:
+            if handler.allocate_func is not None:
+                handler.allocate_func(task)
+
+    def fire_deallocate(self, task: TaskInfo) -> None:
+        """Run the deallocate event handlers."""
+        for handler in self.event_handlers:
+            if handler.deallocate_func is not None:
+                handler.deallocate_func(task)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def placed_lca(self, job: JobInfo) -> str:
+        """The lowest HyperNode holding every placed task of the job ("" when none placed)."""
+        lca = ""
+        for task in job.tasks.values():
+            if task.status in OCCUPYING and task.node_name:
+                leaf = self.tree.leaf_of(task.node_name)
+                lca = self.tree.lca(lca, leaf) if lca else leaf
+        return lca
+
+    def close(self) -> None:
+        """Let plugins drop their per-session state."""
+        for plugin in self.plugins:
+            plugin.on_session_close(self)

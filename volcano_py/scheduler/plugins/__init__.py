@@ -1,0 +1,22 @@
+"""The built-in plugins; ``register_builtin_plugins`` puts them in a ``PluginRegistry``."""
+
+from __future__ import annotations
+
+from volcano_py.scheduler.framework.registry import PluginRegistry
+from volcano_py.scheduler.plugins.gang import GangPlugin
+from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
+from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
+from volcano_py.scheduler.plugins.predicates import PredicatesPlugin
+from volcano_py.scheduler.plugins.priority import PriorityPlugin
+
+
+def register_builtin_plugins(registry: PluginRegistry) -> None:
+    """Register priority, gang, predicates, nodeorder and network-topology-aware."""
+    for plugin in (
+        PriorityPlugin,
+        GangPlugin,
+        PredicatesPlugin,
+        NodeOrderPlugin,
+        NetworkTopologyAwarePlugin,
+    ):
+        registry.register(plugin.name, plugin)

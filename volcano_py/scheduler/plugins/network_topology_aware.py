@@ -1,0 +1,405 @@
+"""``network-topology-aware``: HyperNode gradients, HyperNode and node scores for topology jobs.
+
+Behaviour from the design doc (``001``) and Volcano's plugin:
+
+- **Gradient** (hard mode): BFS from the search root (the given HyperNode, narrowed to the
+  highest allowed ancestor of the job's allocated HyperNode), keeping HyperNodes whose tier
+  is ≤ ``highestTierAllowed`` and — when nothing of the job is placed yet — whose idle or
+  future-idle resources cover the job's ``minResources`` (the resource pre-filter). Result:
+  one list per tier, lowest tier first. Soft mode: ``[[hyperNode]]``.
+- **HyperNode score**: binpack ``(used + request) / allocatable`` per weighted resource
+  (cpu, memory, ``hypernode.binpack.resources``), 0 when a resource would overflow; ties at
+  the top broken by the share of the job's tasks already inside; times 100 x ``weight``.
+- **Node score**, topology jobs: 1 on the allocated HyperNode, else
+  ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
+  Normal pods (``hypernode.binpack.normal-pod.enable``): per tier the binpack score of the
+  HyperNode holding the node (1 when none), weighted ``fading^(tier-1)``, averaged.
+- **Resource cache** per HyperNode (allocatable, used, idle, future idle), kept by the
+  allocate/deallocate event handlers through each node's HyperNode chain (O(depth), where
+  Volcano's loop visits every HyperNode).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from volcano_py.api.constants import (
+    CLUSTER_TOP_HYPERNODE,
+    NETWORK_TOPOLOGY_AWARE_PLUGIN,
+    NTA_ARG_BINPACK_CPU,
+    NTA_ARG_BINPACK_MEMORY,
+    NTA_ARG_BINPACK_NORMAL_POD_ENABLE,
+    NTA_ARG_BINPACK_NORMAL_POD_FADING,
+    NTA_ARG_BINPACK_RESOURCES,
+    NTA_ARG_WEIGHT,
+)
+from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.resource import CPU, MEMORY, Resource
+from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
+from volcano_py.scheduler.framework.arguments import Arguments
+from volcano_py.scheduler.framework.session import EventHandler, Session
+from volcano_py.scheduler.plugins.hypernode_resources import (
+    ResourceStatus,
+    build_resource_cache,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_NODE_SCORE = 100.0
+FULL_SCORE = 1.0
+ZERO_SCORE = 0.0
+DEFAULT_WEIGHT = 1
+DEFAULT_NORMAL_POD_ENABLE = True
+DEFAULT_NORMAL_POD_FADING = 0.8
+
+
+def _weight(args: Arguments, key: str) -> int:
+    value = args.get_int(key, DEFAULT_WEIGHT)
+    if value < 0:
+        log.warning(
+            "plugin %s: %s=%d is negative, using %d",
+            NETWORK_TOPOLOGY_AWARE_PLUGIN,
+            key,
+            value,
+            DEFAULT_WEIGHT,
+        )
+        return DEFAULT_WEIGHT
+    return value
+
+
+class NetworkTopologyAwarePlugin:
+    """The plugin; one instance per session."""
+
+    name = NETWORK_TOPOLOGY_AWARE_PLUGIN
+
+    def __init__(self, args: Arguments) -> None:
+        """Read the arguments with Volcano's defaults and fallbacks (each logged)."""
+        self.global_weight = _weight(args, NTA_ARG_WEIGHT)
+        self.binpack_weights: dict[str, int] = {
+            CPU: _weight(args, NTA_ARG_BINPACK_CPU),
+            MEMORY: _weight(args, NTA_ARG_BINPACK_MEMORY),
+        }
+        extra = args.get_str(NTA_ARG_BINPACK_RESOURCES, "")
+        for raw in extra.split(","):
+            resource = raw.strip()
+            if resource:
+                self.binpack_weights[resource] = _weight(
+                    args, f"{NTA_ARG_BINPACK_RESOURCES}.{resource}"
+                )
+        self.normal_pod_enable = args.get_bool(
+            NTA_ARG_BINPACK_NORMAL_POD_ENABLE, DEFAULT_NORMAL_POD_ENABLE
+        )
+        fading = args.get_float(NTA_ARG_BINPACK_NORMAL_POD_FADING, DEFAULT_NORMAL_POD_FADING)
+        if fading < 0:
+            log.warning(
+                "plugin %s: %s=%g is negative, using %g",
+                self.name,
+                NTA_ARG_BINPACK_NORMAL_POD_FADING,
+                fading,
+                DEFAULT_NORMAL_POD_FADING,
+            )
+            fading = DEFAULT_NORMAL_POD_FADING
+        self.fading = fading
+        self.min_tier = 0
+        self.max_tier = 0
+        self.resource_cache: dict[str, ResourceStatus] = {}
+        self._task_counts: dict[str, Counter[str]] = {}
+        self._lca_scores: dict[str, dict[str, float]] = {}
+        self._ssn: Session | None = None
+
+    # -- session ----------------------------------------------------------------------------
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Build the resource cache and register the extension points."""
+        self._ssn = ssn
+        tiers = ssn.hypernode_tiers
+        self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
+        self.init_hypernode_resource_cache(ssn)
+        ssn.add_hypernode_order_fn(self.name, self.hypernode_order_fn)
+        ssn.add_batch_node_order_fn(self.name, self.batch_node_order_fn)
+        ssn.add_hypernode_gradient_for_job_fn(self.name, self.hypernode_gradient_for_job)
+        ssn.add_event_handler(EventHandler(self._on_allocate, self._on_deallocate))
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop per-session state."""
+        self.resource_cache = {}
+        self._task_counts = {}
+        self._ssn = None
+
+    def init_hypernode_resource_cache(self, ssn: Session) -> None:
+        """Aggregate every HyperNode's real nodes (one pass over the node chains)."""
+        self.resource_cache = build_resource_cache(ssn)
+
+    def _job_counts(self, job: JobInfo) -> Counter[str]:
+        counts = self._task_counts.get(job.uid)
+        if counts is None:
+            assert self._ssn is not None
+            chains = self._ssn.tree.node_chain
+            counts = Counter()
+            for task in job.tasks.values():
+                if task.status in OCCUPYING and task.node_name:
+                    counts.update(chains.get(task.node_name, ()))
+            self._task_counts[job.uid] = counts
+        return counts
+
+    def _on_allocate(self, task: TaskInfo) -> None:
+        assert self._ssn is not None
+        chain = self._ssn.tree.node_chain.get(task.node_name, ())
+        for hn in chain:
+            status = self.resource_cache.get(hn)
+            if status is not None:
+                status.used.add(task.resreq)
+                status.idle.sub(task.resreq)
+                status.future_idle.sub(task.resreq)
+        if task.job in self._task_counts:
+            self._task_counts[task.job].update(chain)
+
+    def _on_deallocate(self, task: TaskInfo) -> None:
+        assert self._ssn is not None
+        chain = self._ssn.tree.node_chain.get(task.node_name, ())
+        for hn in chain:
+            status = self.resource_cache.get(hn)
+            if status is not None:
+                status.used.sub(task.resreq)
+                status.idle.add(task.resreq)
+                status.future_idle.add(task.resreq)
+        if task.job in self._task_counts:
+            self._task_counts[task.job].subtract(chain)
+
+    # -- gradient -----------------------------------------------------------------------------
+
+    def hypernode_gradient_for_job(
+        self, job: JobInfo, hypernode: HyperNodeInfo
+    ) -> list[list[HyperNodeInfo]]:
+        """Eligible HyperNodes per tier (hard mode); ``[[hypernode]]`` otherwise."""
+        hard, highest = job.is_hard_topology_mode()
+        if not hard:
+            return [[hypernode]]
+        try:
+            return self.hypernode_gradient(
+                hypernode, highest, job.allocated_hypernode, job.min_resources
+            )
+        except LookupError as e:
+            log.error(
+                "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
+                "allocatedHyperNode=%s: %s",
+                job.uid,
+                hypernode.name,
+                highest,
+                job.allocated_hypernode,
+                e,
+            )
+            return []
+
+    def hypernode_gradient(
+        self,
+        hypernode: HyperNodeInfo,
+        highest_tier: int,
+        allocated_hypernode: str,
+        min_resource: Resource,
+    ) -> list[list[HyperNodeInfo]]:
+        """BFS from the search root keeping the eligible HyperNodes, grouped by tier."""
+        assert self._ssn is not None
+        hypernodes = self._ssn.hypernodes
+        root = self.search_root(hypernode, highest_tier, allocated_hypernode)
+        queue = [root]
+        enqueued = {root.name}
+        eligible: dict[int, list[HyperNodeInfo]] = {}
+        i = 0
+        while i < len(queue):
+            current = queue[i]
+            i += 1
+            if self.is_eligible_hypernode(current, highest_tier, allocated_hypernode, min_resource):
+                eligible.setdefault(current.tier, []).append(current)
+            for child in current.children:
+                if child not in enqueued and child in hypernodes:
+                    enqueued.add(child)
+                    queue.append(hypernodes[child])
+        return [eligible[tier] for tier in sorted(eligible)]
+
+    def is_eligible_hypernode(
+        self, hn: HyperNodeInfo, highest_tier: int, allocated: str, min_resource: Resource
+    ) -> bool:
+        """Tier within bounds and (first placement only) idle or future idle ≥ minResources."""
+        if hn.tier > highest_tier:
+            return False
+        if allocated:
+            return True
+        status = self.resource_cache.get(hn.name)
+        if status is None:
+            return True
+        return min_resource.less_equal(status.idle) or min_resource.less_equal(status.future_idle)
+
+    def search_root(
+        self, available: HyperNodeInfo, highest_tier: int, allocated: str
+    ) -> HyperNodeInfo:
+        """``available`` intersected with the highest allowed ancestor of ``allocated``.
+
+        Raises:
+            LookupError: when the two subtrees do not intersect or ``allocated`` is too high.
+        """
+        if not allocated:
+            return available
+        assert self._ssn is not None
+        tree = self._ssn.tree
+        highest = ""
+        for ancestor in tree.ancestors(allocated):
+            if tree.hypernodes[ancestor].tier > highest_tier:
+                break
+            highest = ancestor
+        if not highest:
+            raise LookupError(
+                f"allocated hyperNode {allocated} tier is greater than highest allowed tier "
+                f"{highest_tier}"
+            )
+        lca = tree.lca(available.name, highest)
+        if lca == highest:
+            return available
+        if lca == available.name:
+            return tree.hypernodes[highest]
+        raise LookupError(
+            f"there is no intersection between hyperNodeAvailable {available.name} and "
+            f"hyperNodeHighestAllowed {highest}"
+        )
+
+    # -- scores -------------------------------------------------------------------------------
+
+    def hypernode_order_fn(
+        self, job: JobInfo, hypernodes: dict[str, list[NodeInfo]]
+    ) -> dict[str, float]:
+        """Binpack score per HyperNode with the task-count tie break, scaled."""
+        request: dict[str, int] = {}
+        for task in job.tasks.values():
+            for name, amount in task.resreq.items():
+                if name in self.binpack_weights:
+                    request[name] = request.get(name, 0) + amount
+        scores: dict[str, float] = {}
+        for hn in hypernodes:
+            status = self.resource_cache.get(hn)
+            scores[hn] = ZERO_SCORE if status is None else self._binpack(request, status)
+        if scores:
+            best = max(scores.values())
+            top = [hn for hn, s in scores.items() if s == best]
+            if len(top) > 1:
+                counts = self._job_counts(job)
+                total = len(job.tasks)
+                for hn in top:
+                    scores[hn] += counts.get(hn, 0) / total if total else FULL_SCORE
+        return self.scale(scores)
+
+    def _binpack(self, request: dict[str, int], status: ResourceStatus) -> float:
+        total_score = 0.0
+        total_weight = 0
+        for name, amount in request.items():
+            weight = self.binpack_weights[name]
+            allocatable = status.allocatable.get(name)
+            used = status.used.get(name)
+            if used + amount > allocatable:
+                return ZERO_SCORE
+            total_score += weight * (used + amount) / allocatable
+            total_weight += weight
+        return total_score / total_weight if total_weight > 0 else ZERO_SCORE
+
+    def batch_node_order_fn(self, task: TaskInfo, nodes: list[NodeInfo]) -> dict[str, float]:
+        """LCA-tier scores for topology jobs, fading binpack for normal pods; scaled."""
+        assert self._ssn is not None
+        job = self._ssn.jobs.get(task.job)
+        if job is not None and job.with_network_topology():
+            scores = self._network_aware_scores(job, nodes)
+        else:
+            scores = self._normal_pod_scores(task, nodes)
+        return self.scale(scores)
+
+    def _network_aware_scores(self, job: JobInfo, nodes: list[NodeInfo]) -> dict[str, float]:
+        allocated = job.allocated_hypernode
+        if not allocated:
+            return {}
+        assert self._ssn is not None
+        tree = self._ssn.tree
+        by_leaf = self._lca_scores.setdefault(allocated, {})
+        chains = tree.node_chain
+        scores: dict[str, float] = {}
+        for node in nodes:
+            chain = chains.get(node.name)
+            leaf = chain[0] if chain else CLUSTER_TOP_HYPERNODE
+            score = by_leaf.get(leaf)
+            if score is None:
+                score = self.network_topology_aware_score(leaf, allocated)
+                by_leaf[leaf] = score
+            scores[node.name] = score
+        if scores:
+            best = max(scores.values())
+            top = [n for n, s in scores.items() if s == best]
+            if len(top) > 1:
+                counts = self._job_counts(job)
+                total = len(job.tasks)
+                for name in top:
+                    leaf = tree.leaf_of(name)
+                    scores[name] += counts.get(leaf, 0) / total if total else FULL_SCORE
+        return scores
+
+    def network_topology_aware_score(self, hypernode: str, allocated: str) -> float:
+        """1 on the allocated HyperNode, else the LCA tier's place between min and max tier."""
+        if not hypernode or not allocated:
+            return ZERO_SCORE
+        if hypernode == allocated:
+            return FULL_SCORE
+        assert self._ssn is not None
+        lca = self._ssn.tree.lca(hypernode, allocated)
+        info = self._ssn.hypernodes.get(lca)
+        return ZERO_SCORE if info is None else self.score_with_tier(info.tier)
+
+    def score_with_tier(self, tier: int) -> float:
+        """``(maxTier - tier) / (maxTier - minTier)`` in [0, 1]."""
+        if self.min_tier == self.max_tier:
+            return FULL_SCORE
+        if self.min_tier <= tier <= self.max_tier:
+            return (self.max_tier - tier) / (self.max_tier - self.min_tier)
+        return ZERO_SCORE
+
+    def _normal_pod_scores(self, task: TaskInfo, nodes: list[NodeInfo]) -> dict[str, float]:
+        if not self.normal_pod_enable:
+            return {}
+        assert self._ssn is not None
+        ssn = self._ssn
+        tier_weights = {
+            tier: self.fading ** (tier - 1) for tier in range(self.min_tier, self.max_tier + 1)
+        }
+        total_weight = sum(tier_weights.values())
+        if total_weight <= 0:
+            log.warning("plugin %s: total tier weight is %g", self.name, total_weight)
+            return {}
+        hn_score: dict[str, float] = {}
+        scores: dict[str, float] = {}
+        for node in nodes:
+            per_tier = {
+                ssn.hypernodes[hn].tier: hn for hn in ssn.tree.node_chain.get(node.name, ())
+            }
+            total = 0.0
+            for tier, weight in tier_weights.items():
+                hn = per_tier.get(tier)
+                if hn is None:
+                    score = FULL_SCORE
+                else:
+                    score = hn_score.get(hn, -1.0)
+                    if score < 0:
+                        score = self._pod_binpack(task, hn)
+                        hn_score[hn] = score
+                total += weight * score
+            scores[node.name] = total / total_weight
+        return scores
+
+    def _pod_binpack(self, task: TaskInfo, hn: str) -> float:
+        status = self.resource_cache.get(hn)
+        if status is None:
+            return ZERO_SCORE
+        request = {n: a for n, a in task.resreq.items() if n in self.binpack_weights}
+        return self._binpack(request, status)
+
+    def scale(self, scores: dict[str, float]) -> dict[str, float]:
+        """Times ``MaxNodeScore`` (100) times ``weight``."""
+        factor = MAX_NODE_SCORE * self.global_weight
+        return {name: factor * score for name, score in scores.items()}

@@ -1,0 +1,96 @@
+"""``nodeorder``: least-requested, balanced allocation and preferred node affinity scores.
+
+The Kubernetes scheduler's formulas on a 0-100 scale, with Volcano's argument keys and
+default weights: ``leastrequested.weight`` (1), ``balancedresource.weight`` (1),
+``nodeaffinity.weight`` (2). A weight below zero falls back to its default (logged).
+
+- least requested: mean over cpu and memory of ``(allocatable - requested) * 100 /
+  allocatable``, requested = used + the task's request;
+- balanced: ``(1 - |cpu fraction - memory fraction| / 2) * 100`` (the standard deviation of
+  two fractions), fractions capped at 1;
+- preferred node affinity: matching preferred-term weight over the total weight, x 100.
+
+The score depends only on the node's state and the task's template, so it is cached by
+(template, node) and the node's generation.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.framework.arguments import Arguments
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.node_affinity import preferred_affinity_score
+
+log = logging.getLogger(__name__)
+
+MAX_NODE_SCORE = 100.0
+DEFAULTS = {"leastrequested.weight": 1, "balancedresource.weight": 1, "nodeaffinity.weight": 2}
+
+
+def least_requested(task: TaskInfo, node: NodeInfo) -> float:
+    """Free share after placing the task, averaged over cpu and memory (0-100)."""
+    total = 0.0
+    for alloc, used, req in (
+        (node.allocatable.milli_cpu, node.used.milli_cpu, task.resreq.milli_cpu),
+        (node.allocatable.memory, node.used.memory, task.resreq.memory),
+    ):
+        requested = used + req
+        if alloc > 0 and requested <= alloc:
+            total += (alloc - requested) * MAX_NODE_SCORE / alloc
+    return total / 2
+
+
+def balanced(task: TaskInfo, node: NodeInfo) -> float:
+    """How evenly cpu and memory would be used (0-100)."""
+    fractions = []
+    for alloc, used, req in (
+        (node.allocatable.milli_cpu, node.used.milli_cpu, task.resreq.milli_cpu),
+        (node.allocatable.memory, node.used.memory, task.resreq.memory),
+    ):
+        fractions.append(min(1.0, (used + req) / alloc) if alloc > 0 else 1.0)
+    std = abs(fractions[0] - fractions[1]) / 2
+    return (1 - std) * MAX_NODE_SCORE
+
+
+class NodeOrderPlugin:
+    """Per-node scores, cached by template and node generation."""
+
+    name = "nodeorder"
+
+    def __init__(self, args: Arguments) -> None:
+        """Read the weights (negative → default, logged)."""
+        self.weights: dict[str, int] = {}
+        for key, default in DEFAULTS.items():
+            value = args.get_int(key, default)
+            if value < 0:
+                log.warning("plugin nodeorder: %s=%d is negative, using %d", key, value, default)
+                value = default
+            self.weights[key] = value
+        self._cache: dict[tuple[bytes, str], tuple[int, float]] = {}
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register the node order function."""
+        ssn.add_node_order_fn(self.name, self.score)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the cache."""
+        self._cache = {}
+
+    def score(self, task: TaskInfo, node: NodeInfo) -> float:
+        """Weighted sum of the three scores."""
+        key = (task.template, node.name)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == node.generation:
+            return hit[1]
+        w = self.weights
+        total = w["leastrequested.weight"] * least_requested(task, node)
+        total += w["balancedresource.weight"] * balanced(task, node)
+        if w["nodeaffinity.weight"]:
+            got, possible = preferred_affinity_score(task.pod, node.name, node.labels)
+            if possible:
+                total += w["nodeaffinity.weight"] * got * MAX_NODE_SCORE / possible
+        self._cache[key] = (node.generation, total)
+        return total

@@ -1,0 +1,89 @@
+"""``predicates``: can this task run on this node?
+
+Checks, in order, with the Kubernetes scheduler's reasons: node Ready, not unschedulable
+(unless tolerated), nodeSelector and required node affinity, taints/tolerations, pod count,
+then resources (cpu, memory and every extended resource against the node's idle).
+
+Everything but the pod count and resources depends only on the pod's template and the Node
+object, so it is cached per (task template, node object) for the session: the pods of a gang
+share one evaluation per node.
+"""
+
+from __future__ import annotations
+
+from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.resource import CPU, MEMORY
+from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.framework.arguments import Arguments
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.node_affinity import (
+    selector_and_affinity_match,
+    tolerates,
+    untolerated_taint,
+)
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def static_reason(task: TaskInfo, node: NodeInfo) -> str | None:
+    """The template-only checks; None when they pass."""
+    if not node.ready:
+        return "node(s) were not ready"
+    pod = task.pod
+    if node.unschedulable:
+        tolerations = (pod.get("spec") or {}).get("tolerations") or []
+        if not any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations):
+            return "node(s) were unschedulable"
+    if not selector_and_affinity_match(pod, node.name, node.labels):
+        return "node(s) didn't match Pod's node affinity/selector"
+    taint = untolerated_taint(pod, node.taints)
+    if taint is not None:
+        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
+    return None
+
+
+def resource_reason(task: TaskInfo, node: NodeInfo) -> str | None:
+    """Pod count and resources against the node's idle; None when they fit."""
+    if node.pods + 1 > node.max_tasks:
+        return "Too many pods"
+    req, idle = task.resreq, node.idle
+    if req.milli_cpu > idle.milli_cpu:
+        return f"Insufficient {CPU}"
+    if req.memory > idle.memory:
+        return f"Insufficient {MEMORY}"
+    if req.scalars:
+        scalars = idle.scalars
+        for name, amount in req.scalars.items():
+            if amount > 0 and amount > scalars.get(name, 0):
+                return f"Insufficient {name}"
+    return None
+
+
+class PredicatesPlugin:
+    """Node filters; static results cached per template and Node object."""
+
+    name = "predicates"
+
+    def __init__(self, args: Arguments) -> None:
+        """No arguments are read."""
+        self.args = args
+        self._static: dict[tuple[bytes, str], tuple[object, str | None]] = {}
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register the predicate."""
+        ssn.add_predicate_fn(self.name, self.predicate)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the cache."""
+        self._static = {}
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> str | None:
+        """None when the task fits the node, else the reason."""
+        key = (task.template, node.name)
+        hit = self._static.get(key)
+        if hit is None or hit[0] is not node.node:
+            hit = (node.node, static_reason(task, node))
+            self._static[key] = hit
+        if hit[1] is not None:
+            return hit[1]
+        return resource_reason(task, node)

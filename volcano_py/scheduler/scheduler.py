@@ -1,0 +1,222 @@
+"""``Scheduler``: the loop — snapshot, session, actions, then bind and report.
+
+One cycle (``run_cycle``): open a session on the cache's snapshot, run the configured actions,
+close it; assume every committed task in the cache, bind them through the writer (a failed
+bind is forgotten and its job retried next cycle), then write the PodGroups whose phase,
+conditions or allocated HyperNode changed, and tell the pending pods of unplaced gangs why.
+Plugins and actions never write; only the writer does.
+
+``Scheduler.run(stop)`` runs a cycle every ``schedule_period`` seconds (default 1 s) and
+earlier when the cache reports a relevant change. The manager constructs it with the shared
+informers; ``simulate`` uses ``run_cycle`` with a ``MemoryWriter`` and no informers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, SCHEDULER_CONFIGMAP_NAME
+from volcano_py.api.resources import CONFIGMAPS
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.errors import NotFound
+from volcano_py.kube.events import Recorder
+from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.scheduler.actions import register_builtin_actions
+from volcano_py.scheduler.api.task_info import TaskStatus
+from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
+from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
+from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
+from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.plugins import register_builtin_plugins
+from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCHEDULE_PERIOD_S = 1.0
+MIN_CYCLE_GAP_S = 0.05
+STOP_POLL_S = 0.1
+CONF_KEY = "volcano-scheduler.conf"
+
+
+def builtin_registries() -> tuple[PluginRegistry, ActionRegistry]:
+    """Fresh registries holding the built-in plugins and actions."""
+    plugins, actions = PluginRegistry(), ActionRegistry()
+    register_builtin_plugins(plugins)
+    register_builtin_actions(actions)
+    return plugins, actions
+
+
+@dataclass(slots=True)
+class CycleResult:
+    """What one cycle did (for logs, tests and ``simulate``)."""
+
+    binds: dict[str, str] = field(default_factory=dict)
+    bind_errors: dict[str, str] = field(default_factory=dict)
+    podgroups_written: int = 0
+    job_fit: dict[str, JobFit] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was bound or written."""
+        return bool(self.binds or self.podgroups_written)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_cycle(
+    cache: SchedulerCache,
+    conf: SchedulerConf,
+    plugins: PluginRegistry,
+    actions: ActionRegistry,
+    writer: Writer,
+) -> CycleResult:
+    """One scheduling cycle (see the module docstring)."""
+    started = time.perf_counter()
+    transition_id = str(uuid.uuid4())
+    ssn = Session(cache.snapshot(), conf, plugins)
+    try:
+        for name in conf.actions:
+            actions.get(name).execute(ssn)
+    finally:
+        ssn.close()
+    result = CycleResult(job_fit=dict(ssn.job_fit))
+    for task in ssn.binds:
+        cache.assume(task.uid, task.node_name)
+    errors = writer.bind(ssn.binds) if ssn.binds else {}
+    for task in ssn.binds:
+        if task.uid in errors:
+            cache.forget(task.uid)
+            task.status = TaskStatus.PENDING
+            task.node_name = ""
+        else:
+            result.binds[task.uid] = task.node_name
+    result.bind_errors = errors
+    now = _now()
+    for job in ssn.jobs.values():
+        fit = ssn.job_fit.get(job.uid)
+        failed = [uid for uid in errors if uid in job.tasks]
+        if failed and fit is None:
+            fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
+        new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
+        if new is not None:
+            writer.update_podgroup(new)
+            result.podgroups_written += 1
+        if fit is None:
+            continue
+        for task in job.pending_tasks():
+            pod = cache.pod(task.uid)
+            if pod is not None:
+                condition = pod_unschedulable_condition(pod, fit.message, now=now)
+                writer.pod_unschedulable(pod, condition, fit.message)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def conf_from_configmap(
+    client: KubeClient, namespace: str, name: str = SCHEDULER_CONFIGMAP_NAME
+) -> str | None:
+    """The ``volcano-scheduler.conf`` text of the scheduler ConfigMap, or None when absent."""
+    try:
+        cm = client.get(CONFIGMAPS, name, namespace)
+    except NotFound:
+        return None
+    text = (cm.get("data") or {}).get(CONF_KEY)
+    return str(text) if text is not None else None
+
+
+class Scheduler:
+    """The embedded scheduler the manager runs (leader only)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        informers: SharedInformerFactory,
+        conf: SchedulerConf | str | None = None,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        recorder: Recorder | None = None,
+        *,
+        schedule_period: float = DEFAULT_SCHEDULE_PERIOD_S,
+        bind_workers: int = DEFAULT_BIND_WORKERS,
+        plugins: PluginRegistry | None = None,
+        actions: ActionRegistry | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        """Wire the cache to ``informers`` (call before ``informers.start()``).
+
+        Raises:
+            ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
+        """
+        default_plugins, default_actions = builtin_registries()
+        self.plugins = plugins or default_plugins
+        self.actions = actions or default_actions
+        if conf is None:
+            conf = DEFAULT_SCHEDULER_CONF
+        if isinstance(conf, str):
+            conf = load_conf(conf, self.plugins, self.actions)
+        self.conf = conf
+        self.period = schedule_period
+        self.clock = clock or RealClock()
+        self.cache = SchedulerCache(scheduler_name)
+        self.informers = informers
+        self._registrations = self.cache.attach(informers)
+        self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Wait until the cache has seen the informers' initial lists."""
+        deadline = None if timeout is None else self.clock.now() + timeout
+        for registration in self._registrations:
+            left = None if deadline is None else max(0.0, deadline - self.clock.now())
+            if not registration.wait_synced(left):
+                return False
+        return True
+
+    def run_once(self) -> CycleResult:
+        """One cycle now."""
+        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer)
+
+    def _wait(self, stop: threading.Event) -> None:
+        """Until the period ends, a relevant change arrives, or ``stop`` is set."""
+        deadline = self.clock.now() + self.period
+        while not stop.is_set():
+            left = deadline - self.clock.now()
+            if left <= 0 or self.clock.wait_event(self.cache.changed, min(left, STOP_POLL_S)):
+                return
+
+    def run(self, stop: threading.Event) -> None:
+        """Cycle until ``stop`` is set: every period, or sooner after a relevant change."""
+        while not self.wait_for_sync(STOP_POLL_S * 5):
+            if stop.is_set():
+                self.writer.close()
+                return
+        log.info("scheduler started: actions=%s period=%.2fs", self.conf.actions, self.period)
+        try:
+            while not stop.is_set():
+                self.cache.changed.clear()
+                try:
+                    result = self.run_once()
+                except Exception:
+                    log.exception("scheduling cycle failed")
+                    result = CycleResult()
+                if result.binds or result.bind_errors:
+                    log.info(
+                        "cycle: %d bound, %d bind errors, %d podgroups written in %.3fs",
+                        len(result.binds),
+                        len(result.bind_errors),
+                        result.podgroups_written,
+                        result.seconds,
+                    )
+                if stop.wait(MIN_CYCLE_GAP_S):
+                    break
+                self._wait(stop)
+        finally:
+            self.writer.close()

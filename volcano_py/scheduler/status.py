@@ -1,0 +1,144 @@
+"""What a cycle's outcome means for PodGroups and Pods — computed here, written by the writer.
+
+Pure functions on dicts (unit-tested without a cluster):
+
+- ``podgroup_status``: the PodGroup's new phase (``Pending`` → ``Inqueue`` when enqueued,
+  ``Running`` once at least minMember tasks are placed, ``Unknown`` when a Running gang drops
+  below minMember with some still placed), its conditions (``Unschedulable`` with the reason
+  and the per-tier message when the gang could not be placed; ``Scheduled`` when it was) and the
+  ``volcano.sh/job-allocated-hypernode`` annotation. Returns None when nothing changed, so an
+  idle cluster causes no writes.
+- ``pod_unschedulable_condition``: the ``PodScheduled=False`` condition for a pending pod of a
+  job that could not be placed, or None when the pod already carries that exact condition.
+
+PodGroup has no status subresource in Volcano's CRD: the writer updates the whole object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcano_py.api.constants import (
+    JOB_ALLOCATED_HYPERNODE_ANNOTATION,
+    PodGroupConditionType,
+    PodGroupPhase,
+)
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.task_info import READY, TaskStatus
+from volcano_py.scheduler.framework.session import JobFit
+
+JSON = dict[str, Any]
+
+SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+
+
+def _phase(job: JobInfo) -> str:
+    placed = sum(1 for t in job.tasks.values() if t.status in READY)
+    running_now = placed >= job.min_member and placed > 0
+    if running_now:
+        return PodGroupPhase.RUNNING
+    if job.phase == PodGroupPhase.RUNNING:
+        return PodGroupPhase.UNKNOWN if placed else PodGroupPhase.INQUEUE
+    return job.phase
+
+
+def _set_condition(conditions: list[JSON], new: JSON) -> bool:
+    """Replace the condition of the same type; keep its transition time if status is equal."""
+    for i, cond in enumerate(conditions):
+        if cond.get("type") != new["type"]:
+            continue
+        same = all(cond.get(k) == new.get(k) for k in ("status", "reason", "message"))
+        if same:
+            return False
+        if cond.get("status") == new["status"]:
+            new["lastTransitionTime"] = cond.get("lastTransitionTime", new["lastTransitionTime"])
+        conditions[i] = new
+        return True
+    conditions.append(new)
+    return True
+
+
+def podgroup_status(
+    pg: JSON, job: JobInfo, fit: JobFit | None, *, now: str, transition_id: str
+) -> JSON | None:
+    """The updated PodGroup, or None when phase, conditions and annotation are unchanged."""
+    status = pg.get("status") or {}
+    phase = _phase(job)
+    conditions = [dict(c) for c in status.get("conditions") or ()]
+    changed = phase != status.get("phase")
+    if fit is not None and phase != PodGroupPhase.RUNNING:
+        changed |= _set_condition(
+            conditions,
+            {
+                "type": PodGroupConditionType.UNSCHEDULABLE.value,
+                "status": "True",
+                "reason": fit.reason,
+                "message": fit.message,
+                "transitionID": transition_id,
+                "lastTransitionTime": now,
+            },
+        )
+    elif phase == PodGroupPhase.RUNNING:
+        changed |= _set_condition(
+            conditions,
+            {
+                "type": PodGroupConditionType.SCHEDULED.value,
+                "status": "True",
+                "reason": SCHEDULED_REASON,
+                "message": "",
+                "transitionID": transition_id,
+                "lastTransitionTime": now,
+            },
+        )
+        for cond in conditions:
+            if (
+                cond.get("type") == PodGroupConditionType.UNSCHEDULABLE
+                and cond.get("status") == "True"
+            ):
+                cond.update(status="False", reason="Scheduled", message="", lastTransitionTime=now)
+                changed = True
+    annotations = dict((pg.get("metadata") or {}).get("annotations") or {})
+    hn = job.allocated_hypernode
+    if hn and annotations.get(JOB_ALLOCATED_HYPERNODE_ANNOTATION) != hn:
+        annotations[JOB_ALLOCATED_HYPERNODE_ANNOTATION] = hn
+        changed = True
+    if not changed:
+        return None
+    counts = {"running": 0, "succeeded": 0, "failed": 0}
+    for task in job.tasks.values():
+        if task.status in (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.BINDING):
+            counts["running"] += 1
+        elif task.status == TaskStatus.SUCCEEDED:
+            counts["succeeded"] += 1
+        elif task.status == TaskStatus.FAILED:
+            counts["failed"] += 1
+    new = dict(pg)
+    new["metadata"] = dict(pg.get("metadata") or {})
+    new["metadata"]["annotations"] = annotations
+    new_status = dict(status)
+    new_status["phase"] = phase
+    new_status["conditions"] = conditions
+    for field, value in counts.items():
+        if value:
+            new_status[field] = value
+        else:
+            new_status.pop(field, None)
+    new["status"] = new_status
+    return new
+
+
+def pod_unschedulable_condition(pod: JSON, message: str, *, now: str) -> JSON | None:
+    """``PodScheduled=False`` with ``message``, unless the pod already has exactly that."""
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "PodScheduled":
+            if cond.get("status") == "False" and cond.get("message") == message:
+                return None
+            break
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": now,
+    }

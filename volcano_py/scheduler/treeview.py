@@ -1,0 +1,100 @@
+"""The HyperNode tree as data for people: per HyperNode its place, nodes and resources.
+
+``tree_report(cache)`` turns the scheduler cache's HyperNode tree into the JSON ``volcano-py
+tree`` prints: per HyperNode ``tier``, ``tierName``, ``parent``, ``children``, ``nodes`` (the
+real nodes under it), ``nodeCount``, ``allocatable`` and ``free`` (cpu, memory, gpu), plus the
+tree's ``ready`` flag and ``errors``. The virtual cluster top is left out (roots have parent
+``""``). ``text_tree`` draws it as an indented outline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
+from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.cache import SchedulerCache
+
+JSON = dict[str, Any]
+
+
+def _summary(res: Resource) -> JSON:
+    gpus = sum(amount for name, amount in res.scalars.items() if name.endswith("gpu"))
+    return {
+        "cpu": format_amount("cpu", res.milli_cpu),
+        "memory": format_amount("memory", res.memory),
+        "gpu": format_amount("gpu", gpus),
+    }
+
+
+def tree_report(cache: SchedulerCache) -> JSON:
+    """The tree with per-HyperNode resources (see the module docstring)."""
+    snapshot = cache.snapshot()
+    tree = snapshot.tree
+    hypernodes: JSON = {}
+    for name in sorted(tree.hypernodes):
+        if name == CLUSTER_TOP_HYPERNODE:
+            continue
+        info = tree.hypernodes[name]
+        nodes = sorted(tree.real_nodes.get(name, ()))
+        allocatable, free = Resource(), Resource()
+        for node_name in nodes:
+            node = snapshot.nodes.get(node_name)
+            if node is not None:
+                allocatable.add(node.allocatable)
+                free.add(node.idle)
+        hypernodes[name] = {
+            "tier": info.tier,
+            "tierName": info.tier_name,
+            "parent": "" if info.parent == CLUSTER_TOP_HYPERNODE else info.parent,
+            "children": list(info.children),
+            "nodes": nodes,
+            "nodeCount": len(nodes),
+            "allocatable": _summary(allocatable),
+            "free": _summary(free),
+        }
+    return {"ready": tree.ready, "errors": list(tree.errors), "hyperNodes": hypernodes}
+
+
+def broken_names(report: JSON) -> set[str]:
+    """HyperNodes named in the tree's errors."""
+    names = set()
+    for error in report["errors"]:
+        for name in report["hyperNodes"]:
+            if name in error.replace(",", " ").split():
+                names.add(name)
+    return names
+
+
+def text_tree(report: JSON) -> str:
+    """An indented outline, roots first (highest tier), children below."""
+    hns = report["hyperNodes"]
+    broken = broken_names(report)
+    lines = [f"HyperNode tree: {'ready' if report['ready'] else 'NOT READY'}"]
+    lines += [f"  error: {e}" for e in report["errors"]]
+    roots = sorted(
+        (n for n, h in hns.items() if not h["parent"]), key=lambda n: (-hns[n]["tier"], n)
+    )
+    seen: set[str] = set()
+    stack = [(n, 0) for n in reversed(roots)]
+    while stack:
+        name, depth = stack.pop()
+        if name in seen:
+            lines.append("  " * (depth + 1) + f"{name} (cycle)")
+            continue
+        seen.add(name)
+        h = hns[name]
+        tier = f"tier {h['tier']}" + (f"/{h['tierName']}" if h["tierName"] else "")
+        free, alloc = h["free"], h["allocatable"]
+        flag = "  [BROKEN]" if name in broken else ""
+        lines.append(
+            "  "
+            * (depth + 1)
+            + f"{name} ({tier}, {h['nodeCount']} nodes; free cpu {free['cpu']}/{alloc['cpu']}, "
+            f"memory {free['memory']}/{alloc['memory']}, gpu {free['gpu']}/{alloc['gpu']}){flag}"
+        )
+        stack += [(c, depth + 1) for c in reversed(h["children"]) if c in hns]
+    orphans = sorted(set(hns) - seen)
+    if orphans:
+        lines.append("  not reachable from a root: " + ", ".join(orphans))
+    return "\n".join(lines) + "\n"
