@@ -8,9 +8,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: help venv testbin test unit integration e2e lint fmt bench clean
+.PHONY: help run demo certs venv testbin test unit integration e2e lint fmt bench clean
 
 help:
+	@echo "make run          the manager in the foreground ($$KUBECONFIG, or a local control plane)"
+	@echo "make demo         make run + example nodes, topology and a gang; prints where it landed"
 	@echo "make test         unit + integration tests against a real control plane"
 	@echo "make lint         ruff, ruff format --check, mypy --strict, import-linter"
 	@echo "make unit         unit tests only (no control plane)"
@@ -27,6 +29,15 @@ venv: $(STAMP)
 
 testbin: $(STAMP)
 	$(PY) -m tests.controlplane.provision
+
+run: $(STAMP) testbin
+	$(PY) -m tests.controlplane.devrun
+
+demo: $(STAMP) testbin
+	$(PY) -m tests.controlplane.devrun --demo
+
+certs: $(STAMP)
+	$(PY) -m webhooks.certs --out certs/
 
 # pytest exits 5 when it collected nothing; that is only acceptable for an empty selection,
 # so scripts/pytest-run reports it loudly instead of passing silently.

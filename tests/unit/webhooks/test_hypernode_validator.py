@@ -1,0 +1,302 @@
+"""The HyperNode pipeline: schema (API server wording) -> CEL -> RE2 -> tree, in that order."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from webhooks.hypernodes.tree import StaticLister
+from webhooks.hypernodes.validator import HyperNodeValidator
+
+
+def hn(name: str, tier: int, members: list[Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": {"tier": tier, "members": members, **extra},
+    }
+
+
+def ex(name: str, kind: str = "Node") -> dict[str, Any]:
+    return {"type": kind, "selector": {"exactMatch": {"name": name}}}
+
+
+def rx(pattern: str, kind: str = "Node") -> dict[str, Any]:
+    return {"type": kind, "selector": {"regexMatch": {"pattern": pattern}}}
+
+
+def lm(kind: str = "Node") -> dict[str, Any]:
+    return {"type": kind, "selector": {"labelMatch": {"matchLabels": {"rack": "a"}}}}
+
+
+EXISTING = [
+    hn("rack-1", 1, [ex("node-1")]),
+    hn("rack-2", 1, [ex("node-2")]),
+    hn("spine-1", 2, [ex("rack-1", "HyperNode")]),
+]
+
+
+@pytest.fixture(scope="module")
+def validator() -> HyperNodeValidator:
+    return HyperNodeValidator(StaticLister(EXISTING))
+
+
+SCHEMA = [
+    (
+        hn("a", -1, [ex("n")]),
+        "spec.tier: Invalid value: -1: spec.tier in body should be greater than or equal to 0",
+    ),
+    (
+        hn("a", 1, [ex("A_b")]),
+        'spec.members[0].selector.exactMatch.name: Invalid value: "A_b": spec.members[0].selector.'
+        "exactMatch.name in body should match "
+        "'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'",
+    ),
+    (
+        hn("a", 1, []),
+        "spec.members: Invalid value: 0: spec.members in body should have at least 1 items",
+    ),
+    (
+        hn("a", 1, [ex("n", "Pod")]),
+        '[spec.members[0].type: Unsupported value: "Pod": supported values: "Node", "HyperNode", '
+        "<nil>: Invalid value: null: some validation rules were not checked because the object was "
+        "invalid; correct the existing errors to complete validation]",
+    ),
+    (
+        hn("a", 1, [{"type": "Node", "selector": {}}]),
+        "spec.members[0].selector: Invalid value: "
+        "Either ExactMatch or RegexMatch or LabelMatch must be specified",
+    ),
+    (
+        hn(
+            "a",
+            1,
+            [
+                {
+                    "type": "Node",
+                    "selector": {"exactMatch": {"name": "a"}, "regexMatch": {"pattern": "b"}},
+                }
+            ],
+        ),
+        "spec.members[0].selector: Invalid value: "
+        "Only one of ExactMatch, RegexMatch, or LabelMatch can be specified",
+    ),
+    (
+        hn("a", 1, "abc"),
+        '[spec.members: Invalid value: "string": '
+        'spec.members in body must be of type array: "string", '
+        "<nil>: Invalid value: null: some validation rules were not checked because the object was "
+        "invalid; correct the existing errors to complete validation]",
+    ),
+    (
+        hn("a", 1, [ex("n")], tierName="x" * 254).__or__({}),
+        "[spec.tierName: Too long: may not be more than 253 bytes, "
+        "<nil>: Invalid value: null: some "
+        "validation rules were not checked because the object was invalid; correct the existing "
+        "errors to complete validation]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    SCHEMA,
+    ids=[
+        "tier",
+        "name-pattern",
+        "min-items",
+        "enum",
+        "no-selector-kind",
+        "two-selectors",
+        "members-type",
+        "tiername-long",
+    ],
+)
+def test_validator_reports_schema_errors_in_api_server_words(
+    validator: HyperNodeValidator, obj: dict[str, Any], message: str
+) -> None:
+    verdict = validator.validate(obj)
+    assert (verdict.allowed, verdict.stage, verdict.message) == (False, "schema", message)
+
+
+CEL = [
+    (
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": "a"},
+        },
+        "member must have at least one member",
+    ),
+    (
+        hn("a", 1, [ex("ok"), {"type": "Node"}]),
+        "spec.members[1]: member selector must have one of exactMatch, regexMatch, or labelMatch",
+    ),
+    (
+        hn("a", 1, [ex("n" * 64)]),
+        "spec.members[0]: member exactMatch validate failed "
+        "[name part must consist of alphanumeric "
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "message"), CEL, ids=["no-members", "no-selector", "qualified"])
+def test_validator_runs_policy_rules_after_the_schema(
+    validator: HyperNodeValidator, obj: dict[str, Any], message: str
+) -> None:
+    verdict = validator.validate(obj)
+    assert (verdict.allowed, verdict.stage, verdict.message) == (False, "cel", message)
+
+
+def test_validator_policy_rules_catch_what_the_schema_would_when_schema_is_off() -> None:
+    validator = HyperNodeValidator(check_schema=False)
+    both = {"type": "Node", "selector": {"exactMatch": {"name": ""}, "regexMatch": {"pattern": ""}}}
+    verdict = validator.validate(hn("a", 1, [both]))
+    assert (
+        verdict.message == "spec.members[0]: cannot specify more than one selector type "
+        "(exactMatch, regexMatch, labelMatch)"
+    )
+    verdict = validator.validate(hn("a", 1, [ex("")]))
+    assert verdict.message == "spec.members[0]: member exactMatch name is required"
+    verdict = validator.validate(hn("a", 1, [rx("")]))
+    assert verdict.message == "spec.members[0]: member regexMatch pattern is required"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("a(", "error parsing regexp: missing closing ): `a(`"),
+        ("\\C", "error parsing regexp: invalid escape sequence: `\\C`"),
+        ("x{2,1}", "error parsing regexp: invalid repeat count: `{2,1}`"),
+    ],
+    ids=["paren", "byte-escape", "repeat"],
+)
+def test_validator_denies_pattern_that_is_not_re2(
+    validator: HyperNodeValidator, pattern: str, reason: str
+) -> None:
+    verdict = validator.validate(hn("a", 1, [ex("n"), rx(pattern)]))
+    assert verdict.stage == "re2"
+    assert verdict.message == (
+        "spec.members[1].selector.regexMatch.pattern: Invalid value: "
+        f"{json.dumps(pattern)}: "
+        f"member regexMatch pattern is invalid: {reason}"
+    )
+
+
+TREE = [
+    (
+        hn("spine-2", 2, [ex("rack-1", "HyperNode")]),
+        'member HyperNode "rack-1" of HyperNode "spine-2" already has the parent '
+        'HyperNode "spine-1"; '
+        "a HyperNode can have only one parent",
+    ),
+    (
+        hn("spine-2", 2, [rx("^rack-", "HyperNode")]),
+        'member HyperNode "rack-1" of HyperNode "spine-2" already has the parent '
+        'HyperNode "spine-1"; '
+        "a HyperNode can have only one parent",
+    ),
+    (
+        hn("rack-1", 3, [ex("spine-1", "HyperNode")]),
+        'HyperNode "rack-1" would form a cycle: rack-1 -> spine-1 -> rack-1',
+    ),
+    (hn("self", 3, [ex("self", "HyperNode")]), 'HyperNode "self" would form a cycle: self -> self'),
+    (
+        hn("spine-2", 1, [ex("rack-2", "HyperNode")]),
+        'member HyperNode "rack-2" (tier 1) of HyperNode "spine-2" (tier 1) must have a lower tier '
+        "than its parent",
+    ),
+    (
+        hn("rack-1", 2, [ex("node-1")]),
+        'HyperNode "rack-1" (tier 2) must have a lower tier than its parent '
+        'HyperNode "spine-1" (tier 2)',
+    ),
+    (
+        hn("spine-2", 2, [ex("rack-2", "HyperNode"), lm("HyperNode")]),
+        'HyperNode "spine-2": spec.members[1] is of type HyperNode but uses labelMatch, which only '
+        "selects Nodes; select the member HyperNode by exactMatch or regexMatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    TREE,
+    ids=[
+        "second-parent",
+        "second-parent-regex",
+        "cycle",
+        "self-cycle",
+        "child-tier",
+        "parent-tier",
+        "label-on-hypernode",
+    ],
+)
+def test_validator_tree_checks_name_both_objects(
+    validator: HyperNodeValidator, obj: dict[str, Any], message: str
+) -> None:
+    verdict = validator.validate(obj)
+    assert (verdict.allowed, verdict.stage, verdict.message) == (False, "tree", message)
+
+
+def test_validator_denies_hypernode_selected_by_two_existing_parents() -> None:
+    existing = [hn("p1", 3, [ex("new", "HyperNode")]), hn("p2", 3, [rx("^ne", "HyperNode")])]
+    verdict = HyperNodeValidator(StaticLister(existing)).validate(hn("new", 1, [ex("n")]))
+    assert (
+        verdict.message == 'HyperNode "new" would have more than one parent: "p1", "p2"; '
+        "a HyperNode can have only one parent"
+    )
+
+
+def test_validator_allows_missing_member_hypernode_with_warning(
+    validator: HyperNodeValidator,
+) -> None:
+    verdict = validator.validate(
+        hn("spine-9", 2, [ex("rack-2", "HyperNode"), ex("rack-9", "HyperNode")])
+    )
+    assert verdict.allowed
+    assert verdict.warnings == (
+        'member HyperNode "rack-9" of HyperNode "spine-9" does not exist yet; it joins the tree '
+        "when it is created",
+    )
+
+
+def test_validator_update_replaces_stored_version(validator: HyperNodeValidator) -> None:
+    # spine-1 re-submitted with another child: its old selection of rack-1 no longer counts.
+    verdict = validator.validate(
+        hn("spine-1", 2, [ex("rack-1", "HyperNode"), ex("rack-2", "HyperNode")])
+    )
+    assert verdict.allowed
+
+
+def test_validator_memoises_members_across_requests(validator: HyperNodeValidator) -> None:
+    obj = hn("big", 1, [ex(f"memo-node-{i}") for i in range(20)])
+    assert validator.validate(obj).allowed
+    size = validator.memo_size()
+    assert validator.validate(obj).allowed
+    assert validator.memo_size() == size
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        None,
+        [],
+        "x",
+        {"spec": None},
+        {"metadata": {"name": 5}, "spec": {"members": [None, 1]}},
+        {
+            "metadata": {"name": "a"},
+            "spec": {"tier": True, "members": [{"type": "Node", "selector": []}]},
+        },
+    ],
+    ids=["none", "list", "string", "null-spec", "junk-members", "wrong-types"],
+)
+def test_validator_never_raises_on_garbage(validator: HyperNodeValidator, obj: Any) -> None:
+    verdict = validator.validate(obj)
+    assert verdict.allowed is False
+    assert verdict.message

@@ -1,0 +1,213 @@
+"""``volcano-py manager``: the whole product in one process (webhooks, controllers, scheduler).
+
+The master process prepares the webhook certificate (files or the shared Secret, caBundle
+patched) so gunicorn can bind TLS, then runs gunicorn with one gthread worker. The worker
+builds the ``Manager`` when it loads the app (after fork) and starts it right after
+(``post_worker_init``); SIGTERM stops the worker gracefully (``Manager.stop``: Lease
+released, in-flight binds and admissions finished).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from volcano_py.certkeeper import CertKeeper
+from volcano_py.controllers.framework import parse_controllers_flag
+from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.runtime import tune_gc
+from volcano_py.logsetup import configure_logging
+from volcano_py.manager import Manager, ManagerOptions
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = """examples:
+  # against the cluster in $KUBECONFIG, certificates generated into ./certs
+  volcano-py manager --cert-dir certs/
+
+  # in a cluster (what manifests/base/deployment.yaml runs)
+  volcano-py manager --webhook-cert-secret volcano-py-webhook-cert \\
+      --webhook-configuration volcano-py-admission --scheduler-conf /etc/volcano.conf
+
+  # only the podgroup controller and the webhook, no scheduler, no leader election
+  volcano-py manager --controllers=-hyperNode-controller --no-scheduler --leader-elect=false
+"""
+
+
+def _bool(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in {"true", "1", "yes"}:
+        return True
+    if lowered in {"false", "0", "no"}:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    try:
+        return host or "0.0.0.0", int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}") from None
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``manager``."""
+    p = subparsers.add_parser(
+        "manager",
+        help="run webhooks, controllers and the scheduler in one process",
+        description=__doc__,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster)")
+    p.add_argument(
+        "--controllers",
+        action="append",
+        default=None,
+        help="controllers to run: '*', 'name', '-name' (comma-separated, repeatable;"
+        " default '*': hyperNode-controller, pg-controller)",
+    )
+    p.add_argument(
+        "--scheduler-name",
+        action="append",
+        default=None,
+        help="schedulerName(s) served (repeatable; default volcano)",
+    )
+    p.add_argument("--scheduler-conf", help="volcano-scheduler.conf file (default: built-in tiers)")
+    p.add_argument("--schedule-period", type=float, default=1.0, help="seconds between cycles")
+    p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler")
+    p.add_argument("--webhook-host", default="0.0.0.0")
+    p.add_argument("--webhook-port", type=int, default=8443)
+    p.add_argument("--webhook-threads", type=int, default=8)
+    p.add_argument(
+        "--cert-dir", type=Path, help="folder with tls.crt/tls.key/ca.crt (created when missing)"
+    )
+    p.add_argument(
+        "--webhook-cert-secret", help="keep the certificate in this Secret (in the pod namespace)"
+    )
+    p.add_argument("--webhook-service", default="volcano-py", help="Service name in the cert SANs")
+    p.add_argument(
+        "--webhook-configuration",
+        help="ValidatingWebhookConfiguration whose caBundle is kept in step",
+    )
+    p.add_argument(
+        "--cert-check-interval",
+        type=float,
+        default=3600.0,
+        help="seconds between certificate checks (default 3600)",
+    )
+    p.add_argument(
+        "--cert-validity",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="issue short-lived serving certificates valid this long (default: 365 days);"
+        " keep --cert-check-interval under a third of it",
+    )
+    p.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL")
+    p.add_argument("--lease-name", default="volcano-py")
+    p.add_argument("--lease-namespace", help="default: the pod namespace")
+    p.add_argument("--lease-duration", type=float, default=15.0)
+    p.add_argument("--renew-deadline", type=float, default=10.0)
+    p.add_argument("--retry-period", type=float, default=2.0)
+    p.add_argument(
+        "--metrics-address",
+        type=_address,
+        default=("0.0.0.0", 8080),
+        metavar="HOST:PORT",
+        help="/healthz, /readyz and /metrics (plain HTTP)",
+    )
+    p.add_argument("--kube-api-qps", type=float, default=500.0)
+    p.add_argument("--kube-api-burst", type=int, default=1000)
+    p.add_argument("--worker-threads", type=int, default=5)
+    p.add_argument("--worker-threads-for-podgroup", type=int, default=5)
+    p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
+    p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
+    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.set_defaults(handler=run)
+
+
+def options_from(args: argparse.Namespace) -> ManagerOptions:
+    """``ManagerOptions`` from parsed flags."""
+    options = ManagerOptions(
+        kubeconfig=args.kubeconfig,
+        controllers=parse_controllers_flag(args.controllers or ["*"]),
+        scheduler_enabled=not args.no_scheduler,
+        scheduler_names=tuple(args.scheduler_name or ["volcano"]),
+        scheduler_conf=args.scheduler_conf,
+        schedule_period=args.schedule_period,
+        leader_elect=args.leader_elect,
+        lease_name=args.lease_name,
+        lease_namespace=args.lease_namespace,
+        lease_duration=args.lease_duration,
+        renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period,
+        metrics_host=args.metrics_address[0],
+        metrics_port=args.metrics_address[1],
+        kube_api_qps=args.kube_api_qps,
+        kube_api_burst=args.kube_api_burst,
+        worker_threads=args.worker_threads,
+        worker_threads_for_podgroup=args.worker_threads_for_podgroup,
+        inherit_owner_annotations=args.inherit_owner_annotations,
+    )
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    """Prepare certificates, then serve under gunicorn with the manager in its worker."""
+    from webhooks.server import ServerOptions, WebhookServer
+
+    configure_logging(args.verbosity, args.log_format)
+    tune_gc()
+    options = options_from(args)
+    cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
+    client = KubeClient(load_config(options.kubeconfig))
+    keeper = CertKeeper(
+        cert_dir,
+        client=client,
+        secret=args.webhook_cert_secret,
+        namespace=options.namespace,
+        service=args.webhook_service,
+        webhook_configuration=args.webhook_configuration,
+        interval=args.cert_check_interval,
+        lifetime=args.cert_validity,
+    )
+    keeper.sync()
+    client.close()
+    holder: dict[str, Manager] = {}
+
+    def app_factory() -> Any:
+        manager = Manager(options)
+        holder["manager"] = manager
+        return manager.wsgi_app()
+
+    def post_worker_init(worker: Any) -> None:
+        manager = holder["manager"]
+        manager.start()
+        keeper.client = manager.client
+        keeper.start(manager.stop_event)
+        log.info("manager started in worker %d", os.getpid())
+
+    def on_exit(worker: Any) -> None:
+        manager = holder.get("manager")
+        if manager is not None:
+            manager.stop()
+
+    server = WebhookServer(
+        app_factory,
+        ServerOptions(
+            cert_dir=cert_dir,
+            host=args.webhook_host,
+            port=args.webhook_port,
+            threads=args.webhook_threads,
+        ),
+        post_worker_init=post_worker_init,
+        on_exit=on_exit,
+    )
+    server.run()
+    return 0

@@ -1,0 +1,157 @@
+"""``volcano-py webhook``: serve only the admission webhooks (HyperNode validation) over TLS.
+
+Useful standalone (a cluster that runs Volcano's controllers but wants our admission), for
+tests and for the benchmark. The same gunicorn setup as the manager: one gthread worker,
+TLS >= 1.2, certificates reloaded from ``--cert-dir`` when they change.
+
+With ``--kubeconfig`` (or in a Pod), a HyperNode informer started inside the worker feeds the
+tree checks, and ``--webhook-config NAME`` patches the CA bundle into that
+ValidatingWebhookConfiguration. ``--self-signed`` creates the certificates in ``--cert-dir``
+when they are missing and renews them before they expire (checked hourly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from volcano_py.api import resources as R
+from volcano_py.kube.runtime import tune_gc
+from webhooks import certs
+from webhooks.app import create_app
+from webhooks.hypernodes import HyperNodeValidator, register
+from webhooks.router import AdmissionRouter
+from webhooks.server import ServerOptions, WebhookServer
+
+log = logging.getLogger(__name__)
+
+RENEW_CHECK_SECONDS = 3600.0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``webhook``."""
+    parser = subparsers.add_parser(
+        "webhook", help="serve the HyperNode admission webhook over TLS", description=__doc__
+    )
+    parser.add_argument(
+        "--cert-dir", type=Path, required=True, help="folder with tls.crt and tls.key (and ca.crt)"
+    )
+    parser.add_argument("--port", type=int, default=8443)
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="cluster to read existing HyperNodes from (default: in-cluster "
+        "if available, else no tree context)",
+    )
+    parser.add_argument(
+        "--no-cluster",
+        action="store_true",
+        help="do not connect to a cluster; tree checks see only the object",
+    )
+    parser.add_argument(
+        "--webhook-config",
+        default=None,
+        help="ValidatingWebhookConfiguration to patch the CA bundle into",
+    )
+    parser.add_argument(
+        "--self-signed",
+        action="store_true",
+        help="create/renew a self-signed CA and certificate in --cert-dir",
+    )
+    parser.add_argument("--service", default=certs.DEFAULT_SERVICE)
+    parser.add_argument("--namespace", default=certs.DEFAULT_NAMESPACE)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--cert-reload-seconds",
+        type=float,
+        default=5.0,
+        help="how often the certificate files are checked for changes",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until terminated."""
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose >= 2 else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    tune_gc()  # cached objects and memoised CEL values are acyclic; see kube/runtime.py
+    cert_dir: Path = args.cert_dir
+    if args.self_signed:
+        certs.ensure(cert_dir, service=args.service, namespace=args.namespace)
+    elif certs.load_cert_dir(cert_dir) is None:
+        log.error(
+            "%s has no tls.crt/tls.key (use --self-signed or python -m webhooks.certs)", cert_dir
+        )
+        return 2
+    use_cluster = not args.no_cluster
+    if use_cluster and args.webhook_config:
+        bundle = certs.load_cert_dir(cert_dir)
+        assert bundle is not None
+        certs.patch_ca_bundle(_client(args.kubeconfig), args.webhook_config, bundle.ca_cert)
+
+    def app_factory() -> Any:
+        return _build_app(args, use_cluster)
+
+    options = ServerOptions(
+        cert_dir=cert_dir,
+        host=args.host,
+        port=args.port,
+        threads=args.threads,
+        reload_interval=args.cert_reload_seconds,
+    )
+    WebhookServer(app_factory, options).run()
+    return 0
+
+
+def _client(kubeconfig: str | None) -> Any:
+    from volcano_py.kube.client import KubeClient, load_config
+
+    return KubeClient(load_config(kubeconfig))
+
+
+def _build_app(args: argparse.Namespace, use_cluster: bool) -> Any:
+    """In the worker: informer (when a cluster is used), validator, router, app."""
+    lister: Any = None
+    ready = None
+    if use_cluster:
+        from volcano_py.kube.informer import SharedInformerFactory
+
+        try:
+            factory = SharedInformerFactory(_client(args.kubeconfig))
+        except Exception as e:  # no kubeconfig and not in a Pod: serve without tree context
+            log.warning("no cluster (%s): tree checks see only the object under review", e)
+        else:
+            informer = factory.informer(R.HYPERNODES)
+            factory.start()
+            if not factory.wait_for_cache_sync(timeout=30):
+                log.warning("HyperNode cache not synced after 30s; serving anyway")
+            lister = informer.store
+            ready = factory.has_synced
+    validator = HyperNodeValidator(lister)
+    if lister is not None:
+        validator.warm(lister.list())
+    router = AdmissionRouter()
+    register(router, validator=validator)
+    if args.self_signed:
+        _start_renewal(args)
+    return create_app(router, ready=ready)
+
+
+def _start_renewal(args: argparse.Namespace) -> None:
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(RENEW_CHECK_SECONDS):
+            try:
+                certs.ensure(args.cert_dir, service=args.service, namespace=args.namespace)
+            except Exception:
+                log.exception("certificate renewal failed; will retry")
+
+    threading.Thread(target=loop, name="webhook:cert-renewal", daemon=True).start()

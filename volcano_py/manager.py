@@ -1,0 +1,304 @@
+"""The composition root: one process serving webhooks, running controllers and scheduling.
+
+``Manager`` builds every part from ``ManagerOptions`` and starts them in an order that is
+written down here with its reason (controller-runtime's ``pkg/manager/internal.go`` idea):
+
+1. **Construction, in the gunicorn worker** (``volcano-py manager`` runs gunicorn with one
+   gthread worker; everything below happens after fork, because threads do not survive it).
+   The client, the ``SharedInformerFactory``, the Event recorder, the admission router and
+   every enabled controller's ``initialize`` and the scheduler's cache wiring. No thread yet;
+   initialisation only *asks* the factory for informers, so all consumers share one cache.
+2. **Ops server first** (``/healthz``, ``/readyz``, ``/metrics``): probes answer from the
+   first second, and ``/readyz`` says "not ready" until the caches sync, so no Service routes
+   admissions to a replica whose HyperNode cache is still empty.
+3. **Webhooks next**: gunicorn is already accepting; admissions are served on every replica,
+   leader or not, from the shared HyperNode cache.
+4. **Caches**: the informers start; readiness flips when all have synced; then the objects
+   allocated so far are frozen out of the garbage collector's sight (``kube.runtime``).
+5. **Leader-only work last**: controllers and the scheduler run only while this replica
+   holds the Lease (every replica keeps its caches warm for a fast takeover). Losing the
+   Lease stops the process's worker so gunicorn starts a clean one that campaigns again.
+
+Every thread is named and guarded: a guarded thread that ends unexpectedly is logged at ERROR
+and takes the worker down (gunicorn's master restarts it) rather than leaving a process that
+answers probes but no longer reconciles. ``stop()`` (SIGTERM) releases the Lease, lets
+in-flight binds and admissions finish, then stops the informers.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from volcano_py.api import resources as R
+from volcano_py.controllers.builtin import register_builtin_controllers
+from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
+from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.kube.leaderelection import LeaderElector
+from volcano_py.kube.runtime import freeze_after_sync
+from volcano_py.ops import OpsServer
+from volcano_py.scheduler.scheduler import Scheduler, conf_from_configmap
+from webhooks import hypernodes
+from webhooks.app import create_app
+from webhooks.router import AdmissionRouter
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "volcano-py"
+
+
+@dataclass
+class ManagerOptions:
+    """Everything ``volcano-py manager`` can be told (see its ``--help``)."""
+
+    kubeconfig: str | None = None
+    controllers: list[str] = field(default_factory=lambda: ["*"])
+    scheduler_enabled: bool = True
+    scheduler_names: tuple[str, ...] = ("volcano",)
+    # The scheduler configuration: this file, else the ConfigMap volcano-scheduler-configmap
+    # in ``namespace``, else the built-in tiers.
+    scheduler_conf: str | None = None
+    schedule_period: float = 1.0
+    namespace: str = field(
+        default_factory=lambda: os.environ.get("KUBE_POD_NAMESPACE", "volcano-system")
+    )
+    leader_elect: bool = True
+    lease_name: str = "volcano-py"
+    lease_namespace: str | None = None
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    identity: str = field(
+        default_factory=lambda: (
+            os.environ.get("KUBE_POD_NAME") or f"{socket.gethostname()}_{os.getpid()}"
+        )
+    )
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = 8080
+    kube_api_qps: float = 500.0
+    kube_api_burst: int = 1000
+    worker_threads: int = 5
+    worker_threads_for_podgroup: int = 5
+    inherit_owner_annotations: bool = True
+    cache_sync_timeout: float = 120.0
+
+
+def _read_conf(path: str | None) -> str | None:
+    if not path:
+        return None
+    return Path(path).read_text()
+
+
+class Manager:
+    """One process's parts and their lifecycle. See the module docstring for the order."""
+
+    def __init__(
+        self,
+        options: ManagerOptions,
+        *,
+        client: KubeClient | None = None,
+        on_fatal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.client = client or KubeClient(
+            load_config(options.kubeconfig), qps=options.kube_api_qps, burst=options.kube_api_burst
+        )
+        self.informers = SharedInformerFactory(self.client)
+        self.recorder = EventRecorder(self.client, COMPONENT)
+        self.stop_event = threading.Event()
+        self._on_fatal = on_fatal or _terminate_worker
+        self._ready = threading.Event()
+        self._problems: list[str] = []
+        self._threads: list[threading.Thread] = []
+        self._leading_threads: list[threading.Thread] = []
+        self._elector: LeaderElector | None = None
+
+        registry = ControllerRegistry()
+        register_builtin_controllers(registry)
+        controller_options = ControllerOptions(
+            client=self.client,
+            informers=self.informers,
+            recorder=self.recorder,
+            scheduler_names=options.scheduler_names,
+            worker_threads=options.worker_threads,
+            worker_threads_for_podgroup=options.worker_threads_for_podgroup,
+            inherit_owner_annotations=options.inherit_owner_annotations,
+            namespace=options.namespace,
+        )
+        self.controllers: list[Controller] = []
+        for name in registry.enabled(options.controllers):
+            controller = registry.get(name)()
+            controller.initialize(controller_options)
+            self.controllers.append(controller)
+
+        self.scheduler: Scheduler | None = None
+        if options.scheduler_enabled:
+            conf = _read_conf(options.scheduler_conf)
+            if conf is None:
+                conf = conf_from_configmap(self.client, options.namespace)
+            self.scheduler = Scheduler(
+                self.client,
+                self.informers,
+                conf,
+                options.scheduler_names[0],
+                self.recorder,
+                schedule_period=options.schedule_period,
+            )
+
+        self.router = AdmissionRouter()
+        hypernodes.register(self.router, self.informers.informer(R.HYPERNODES).store)
+        self.ops = OpsServer(
+            options.metrics_host, options.metrics_port, healthy=self.health, ready=self.readiness
+        )
+
+    # -- probes ---------------------------------------------------------------------------
+
+    def health(self) -> list[str]:
+        """Reasons the process is unhealthy (empty: healthy)."""
+        return list(self._problems)
+
+    def readiness(self) -> list[str]:
+        """Reasons the process is not ready to serve admissions (empty: ready)."""
+        if self._ready.is_set():
+            return self.health()
+        pending = [i.name for i in self.informers.informers() if not i.has_synced()]
+        return [f"caches not synced: {', '.join(pending) or 'starting'}"]
+
+    def is_ready(self) -> bool:
+        """Whether ``readiness`` is empty."""
+        return not self.readiness()
+
+    def wsgi_app(self) -> Any:
+        """The Flask app of the admission router (readiness from the shared caches)."""
+        return create_app(self.router, ready=self.is_ready)
+
+    def is_leader(self) -> bool:
+        """Whether this replica runs the controllers and the scheduler now."""
+        return (
+            self._elector.is_leader() if self._elector is not None else bool(self._leading_threads)
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start everything in the documented order; returns at once (threads do the work)."""
+        self.ops.start()
+        self.recorder.start()
+        self.informers.start()
+        self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
+        if self.options.leader_elect:
+            self._elector = LeaderElector(
+                self.client,
+                self.options.lease_namespace or self.options.namespace,
+                self.options.lease_name,
+                self.options.identity,
+                lease_duration=self.options.lease_duration,
+                renew_deadline=self.options.renew_deadline,
+                retry_period=self.options.retry_period,
+                on_started_leading=self._lead,
+                recorder=self.recorder,
+            )
+            self._guard("leader-election", self._campaign, expect_exit=True)
+        else:
+            self._guard("manager:leading", lambda: self._lead(self.stop_event), expect_exit=True)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop: release the Lease, finish in-flight work, stop caches. Idempotent."""
+        if self.stop_event.is_set():
+            return
+        log.info("manager stopping")
+        self.stop_event.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._leading_threads + self._threads:
+            thread.join(max(0.1, deadline - time.monotonic()))
+        if self.scheduler is not None:
+            self.scheduler.writer.close()
+        self.recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
+        self.informers.shutdown()
+        self.ops.stop()
+        log.info("manager stopped")
+
+    def _wait_for_caches(self) -> None:
+        if not self.informers.wait_for_cache_sync(self.options.cache_sync_timeout):
+            pending = [i.name for i in self.informers.informers() if not i.has_synced()]
+            self._fatal(f"caches did not sync in {self.options.cache_sync_timeout}s: {pending}")
+            return
+        freeze_after_sync()
+        self._ready.set()
+        log.info("caches synced: %d informers", len(self.informers.informers()))
+
+    def _campaign(self) -> None:
+        assert self._elector is not None
+        self._elector.run(self.stop_event)
+        if not self.stop_event.is_set():
+            self._fatal("leader election lost")
+
+    def _lead(self, leading_stop: threading.Event) -> None:
+        """Run controllers and the scheduler until ``leading_stop`` (or process stop)."""
+        stop = threading.Event()
+
+        def relay() -> None:
+            while not (leading_stop.wait(0.2) or self.stop_event.is_set()):
+                pass
+            stop.set()
+
+        threading.Thread(target=relay, name="manager:leading-stop", daemon=True).start()
+        self._ready.wait()
+        log.info(
+            "leading: starting %d controllers%s",
+            len(self.controllers),
+            " and the scheduler" if self.scheduler else "",
+        )
+        for controller in self.controllers:
+            run = functools.partial(controller.run, stop)
+            self._leading_threads.append(self._guard(f"controller:{controller.name}", run))
+        if self.scheduler is not None:
+            run = functools.partial(self.scheduler.run, stop)
+            self._leading_threads.append(self._guard("scheduler:loop", run))
+        stop.wait()
+
+    # -- guarded threads ------------------------------------------------------------------
+
+    def _guard(
+        self, name: str, target: Callable[[], None], *, expect_exit: bool = False
+    ) -> threading.Thread:
+        """Run ``target`` on thread ``name``; an unexpected end is fatal to the worker."""
+
+        def body() -> None:
+            try:
+                target()
+            except Exception as e:
+                log.exception("thread %s failed", name)
+                self._fatal(f"thread {name} failed: {e}")
+                return
+            if not expect_exit and not self.stop_event.is_set():
+                self._fatal(f"thread {name} exited unexpectedly")
+
+        thread = threading.Thread(target=body, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def _fatal(self, reason: str) -> None:
+        if self.stop_event.is_set():
+            return
+        log.error("fatal: %s; stopping this worker", reason)
+        self._problems.append(reason)
+        self._on_fatal(reason)
+
+
+def _terminate_worker(reason: str) -> None:
+    """Ask our own process to exit gracefully (gunicorn's master starts a fresh worker)."""
+    del reason
+    os.kill(os.getpid(), signal.SIGTERM)

@@ -1,0 +1,98 @@
+"""The Flask app factory: one POST route per registered admission service, plus health.
+
+``create_app(router)`` builds a fresh app (there is no module-level app): for every service in
+the router, ``POST <path>`` runs ``admission.handle_review``; ``GET /healthz`` and
+``GET /readyz`` answer ``ok`` (``ready`` decides readiness, e.g. "caches synced"). Flask's own
+error pages are replaced by JSON so that nothing a client sends yields a 5xx: an oversized
+body is refused before it is read (``MAX_CONTENT_LENGTH``), unknown paths are 404s, and any
+unexpected exception in the view is logged and answered 400 without reaching the API server
+as a server error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from webhooks.admission import MAX_BODY_BYTES, handle_review
+from webhooks.router import AdmissionRouter, AdmitFunc
+
+log = logging.getLogger(__name__)
+
+
+def _json(status: int, payload: Any) -> Response:
+    return Response(orjson.dumps(payload), status=status, mimetype="application/json")
+
+
+def create_app(
+    router: AdmissionRouter,
+    *,
+    ready: Callable[[], bool] | None = None,
+    extra: Callable[[Flask], None] | None = None,
+) -> Flask:
+    """A Flask app serving every service of ``router``; ``extra(app)`` may add routes."""
+    app = Flask("volcano-py-webhooks")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+
+    for service in router:
+        app.add_url_rule(
+            service.path,
+            endpoint=f"admit:{service.path}",
+            view_func=_view(service.func),
+            methods=["POST"],
+        )
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response("ok", mimetype="text/plain")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        if ready is not None and not ready():
+            return Response("not ready", status=503, mimetype="text/plain")
+        return Response("ok", mimetype="text/plain")
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> Response:
+        code = e.code or 400
+        return _json(
+            code,
+            {
+                "kind": "Status",
+                "status": "Failure",
+                "code": code,
+                "reason": e.description or e.name,
+            },
+        )
+
+    if extra is not None:
+        extra(app)
+    return app
+
+
+def _view(func: AdmitFunc) -> Callable[[], Response]:
+    def admit() -> Response:
+        try:
+            body = request.get_data(cache=False)
+            status, payload = handle_review(body, request.content_type, func)
+        except HTTPException:
+            raise
+        except Exception as e:  # never a 5xx for what a client sent
+            log.exception("admission request on %s failed", request.path)
+            status, payload = (
+                400,
+                {
+                    "kind": "Status",
+                    "status": "Failure",
+                    "code": 400,
+                    "reason": f"bad request: {type(e).__name__}",
+                },
+            )
+        return _json(status, payload)
+
+    return admit

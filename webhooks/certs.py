@@ -1,0 +1,405 @@
+"""Webhook certificates: a self-signed CA and a serving certificate, on disk or in a Secret.
+
+- ``generate(...)`` makes a ``CertBundle``: a CA (10 years by default) and a serving
+  certificate signed by it (1 year) with DNS SANs (``<svc>``, ``<svc>.<ns>``,
+  ``<svc>.<ns>.svc``, ``<svc>.<ns>.svc.cluster.local``, ``localhost``) and IP SANs
+  (``127.0.0.1``, ``::1``).
+- ``write_cert_dir`` / ``load_cert_dir``: ``ca.crt``, ``tls.crt``, ``tls.key`` (written
+  atomically, key mode 0600) - what ``--cert-dir`` and ``make certs`` use.
+- ``save_secret`` / ``load_secret``: the same three keys in a ``kubernetes.io/tls`` Secret.
+- ``patch_ca_bundle``: put the CA bundle into every webhook of a
+  ValidatingWebhookConfiguration (get + update, retried on conflict).
+- ``bootstrap(client, folder, secret_name=...)``: the replica's view - the Secret is the
+  source of truth (created or renewed when due, races between replicas resolved by taking
+  the winner's), the CA patched into the webhook configuration, the files written.
+- ``ensure(...)``: the same for a folder alone: load what exists, renew what is due
+  (``due_for_renewal``: less than a third of the serving certificate's life left; the CA is
+  replaced within a year of its expiry), write it back.
+
+Rotation without a failed admission (see docs/admission.md): the serving certificate is
+re-issued by the *same* CA, so the caBundle the API server trusts does not change; the
+server (``server.py``) builds its SSL context from the files and reloads it when they change,
+so new connections get the new certificate while open ones finish on the old. When the CA
+itself is renewed, the new CA is *added* to the caBundle (old + new) before the serving
+certificate signed by it is put in place.
+
+``python -m webhooks.certs --out certs/`` fills a folder for local runs (``make certs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as dt
+import ipaddress
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.errors import AlreadyExists, Conflict, NotFound
+
+log = logging.getLogger(__name__)
+
+CA_FILE, CERT_FILE, KEY_FILE = "ca.crt", "tls.crt", "tls.key"
+DEFAULT_SERVICE, DEFAULT_NAMESPACE = "volcano-py", "volcano-system"
+CA_DAYS, SERVING_DAYS = 3650, 365
+
+
+@dataclass(frozen=True, slots=True)
+class CertBundle:
+    """PEM bytes: the CA certificate(s), the serving certificate, its key, and the CA key."""
+
+    ca_cert: bytes
+    cert: bytes
+    key: bytes
+    ca_key: bytes = b""
+
+
+def dns_names(service: str, namespace: str) -> list[str]:
+    """The names the API server may use to reach ``service`` in ``namespace``."""
+    return [
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc",
+        f"{service}.{namespace}.svc.cluster.local",
+        "localhost",
+    ]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def generate_ca(common_name: str = "volcano-py-webhook-ca", days: int = CA_DAYS) -> CertBundle:
+    """A self-signed CA (``cert``/``key`` empty in the result)."""
+    key = _key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = _now()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    return CertBundle(cert.public_bytes(serialization.Encoding.PEM), b"", b"", _pem_key(key))
+
+
+def issue_serving(
+    ca: CertBundle,
+    names: Sequence[str],
+    ips: Sequence[str] = ("127.0.0.1", "::1"),
+    days: int = SERVING_DAYS,
+    *,
+    not_after: dt.datetime | None = None,
+) -> CertBundle:
+    """A serving certificate for ``names`` and ``ips`` signed by ``ca`` (which needs its key)."""
+    ca_cert = x509.load_pem_x509_certificates(ca.ca_cert)[0]
+    ca_key = serialization.load_pem_private_key(ca.ca_key, password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    key = _key()
+    now = _now()
+    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(not_after or now + dt.timedelta(days=days))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return CertBundle(
+        ca.ca_cert, cert.public_bytes(serialization.Encoding.PEM), _pem_key(key), ca.ca_key
+    )
+
+
+def generate(
+    service: str = DEFAULT_SERVICE,
+    namespace: str = DEFAULT_NAMESPACE,
+    extra_names: Sequence[str] = (),
+    ips: Sequence[str] = ("127.0.0.1", "::1"),
+    days: int = SERVING_DAYS,
+) -> CertBundle:
+    """A new CA and a serving certificate for the webhook Service."""
+    return issue_serving(generate_ca(), [*dns_names(service, namespace), *extra_names], ips, days)
+
+
+def not_after(pem: bytes) -> dt.datetime:
+    """The expiry of the first certificate in ``pem``."""
+    return x509.load_pem_x509_certificates(pem)[0].not_valid_after_utc
+
+
+def due_for_renewal(bundle: CertBundle, now: dt.datetime | None = None) -> bool:
+    """True when the serving certificate has less than a third of its life left."""
+    now = now or _now()
+    cert = x509.load_pem_x509_certificate(bundle.cert)
+    life = cert.not_valid_after_utc - cert.not_valid_before_utc
+    return cert.not_valid_after_utc - now < life / 3
+
+
+def ca_due_for_renewal(bundle: CertBundle, now: dt.datetime | None = None) -> bool:
+    """True when the newest CA expires within a year."""
+    now = now or _now()
+    newest = max(c.not_valid_after_utc for c in x509.load_pem_x509_certificates(bundle.ca_cert))
+    return newest - now < dt.timedelta(days=365)
+
+
+def renew(bundle: CertBundle, names: Sequence[str], ips: Sequence[str], days: int) -> CertBundle:
+    """The next bundle: same CA when it is not due, else a new CA appended to the bundle."""
+    if bundle.ca_key and not ca_due_for_renewal(bundle):
+        return issue_serving(bundle, names, ips, days)
+    fresh = generate_ca()
+    merged = CertBundle(fresh.ca_cert + bundle.ca_cert, b"", b"", fresh.ca_key)
+    return issue_serving(merged, names, ips, days)
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def write_cert_dir(bundle: CertBundle, folder: Path) -> None:
+    """Write ``ca.crt``, ``tls.crt``, ``tls.key`` (+ ``ca.key`` when known) into ``folder``.
+
+    The key is written before the certificate so a reader never pairs a new cert with an
+    old key for long (``server.py`` also checks the pair loads before switching).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    if bundle.ca_key:
+        _write_atomic(folder / "ca.key", bundle.ca_key, 0o600)
+    _write_atomic(folder / CA_FILE, bundle.ca_cert, 0o644)
+    _write_atomic(folder / KEY_FILE, bundle.key, 0o600)
+    _write_atomic(folder / CERT_FILE, bundle.cert, 0o644)
+
+
+def load_cert_dir(folder: Path) -> CertBundle | None:
+    """The bundle in ``folder``, or None when a file is missing."""
+    try:
+        ca_key = (folder / "ca.key").read_bytes() if (folder / "ca.key").exists() else b""
+        return CertBundle(
+            (folder / CA_FILE).read_bytes(),
+            (folder / CERT_FILE).read_bytes(),
+            (folder / KEY_FILE).read_bytes(),
+            ca_key,
+        )
+    except FileNotFoundError:
+        return None
+
+
+# --- the cluster ----------------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def save_secret(
+    client: KubeClient, namespace: str, name: str, bundle: CertBundle, *, create_only: bool = False
+) -> None:
+    """Create or replace the ``kubernetes.io/tls`` Secret holding ``bundle``.
+
+    Raises ``AlreadyExists`` when ``create_only`` and it exists, ``Conflict`` when it changed
+    between our read and our write (another replica rotated it).
+    """
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "kubernetes.io/tls",
+        "data": {
+            "ca.crt": _b64(bundle.ca_cert),
+            "tls.crt": _b64(bundle.cert),
+            "tls.key": _b64(bundle.key),
+            "ca.key": _b64(bundle.ca_key),
+        },
+    }
+    if create_only:
+        client.create(R.SECRETS, body, namespace=namespace)
+        return
+    try:
+        current = client.get(R.SECRETS, name, namespace)
+    except NotFound:
+        client.create(R.SECRETS, body, namespace=namespace)
+        return
+    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    client.update(R.SECRETS, body)
+
+
+def load_secret(client: KubeClient, namespace: str, name: str) -> CertBundle | None:
+    """The bundle stored in the Secret, or None when it does not exist or is incomplete."""
+    try:
+        data = client.get(R.SECRETS, name, namespace).get("data") or {}
+    except NotFound:
+        return None
+    if not all(k in data for k in ("ca.crt", "tls.crt", "tls.key")):
+        return None
+    raw = {k: base64.b64decode(v) for k, v in data.items()}
+    return CertBundle(raw["ca.crt"], raw["tls.crt"], raw["tls.key"], raw.get("ca.key", b""))
+
+
+def patch_ca_bundle(client: KubeClient, config_name: str, ca_pem: bytes, attempts: int = 5) -> None:
+    """Set ``clientConfig.caBundle`` of every webhook in the named configuration."""
+    for attempt in range(attempts):
+        current = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, config_name)
+        for webhook in current.get("webhooks") or []:
+            webhook.setdefault("clientConfig", {})["caBundle"] = _b64(ca_pem)
+        try:
+            client.update(R.VALIDATING_WEBHOOK_CONFIGURATIONS, current)
+            return
+        except Conflict:
+            if attempt == attempts - 1:
+                raise
+
+
+def ensure(
+    folder: Path,
+    *,
+    service: str = DEFAULT_SERVICE,
+    namespace: str = DEFAULT_NAMESPACE,
+    extra_names: Sequence[str] = (),
+    ips: Sequence[str] = ("127.0.0.1", "::1"),
+    days: int = SERVING_DAYS,
+    now: dt.datetime | None = None,
+) -> tuple[CertBundle, bool]:
+    """Load the bundle in ``folder``; create or renew it when missing or due.
+
+    Returns:
+        The bundle now in ``folder`` and whether it was (re)written.
+    """
+    names = [*dns_names(service, namespace), *extra_names]
+    bundle = load_cert_dir(folder)
+    if bundle is not None and not due_for_renewal(bundle, now):
+        return bundle, False
+    bundle = (
+        renew(bundle, names, ips, days)
+        if bundle is not None
+        else generate(service, namespace, extra_names, ips, days)
+    )
+    write_cert_dir(bundle, folder)
+    log.info("wrote webhook certificate for %s (expires %s)", names[0], not_after(bundle.cert))
+    return bundle, True
+
+
+def bootstrap(
+    client: KubeClient,
+    folder: Path,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    secret_name: str,
+    webhook_config: str | None = None,
+    service: str = DEFAULT_SERVICE,
+    ips: Sequence[str] = ("127.0.0.1", "::1"),
+    days: int = SERVING_DAYS,
+) -> CertBundle:
+    """Certificates for a replica: the Secret's bundle, created or renewed when needed.
+
+    Idempotent, so calling it periodically is the rotation: the Secret is the source of
+    truth shared by every replica; a replica that loses a create/update race to another
+    takes the winner's bundle. The bundle is written to ``folder`` (what the server serves;
+    it reloads on change) and, when ``webhook_config`` is given, its CA patched into that
+    ValidatingWebhookConfiguration *before* the caller serves a certificate signed by it.
+    """
+    names = dns_names(service, namespace)
+    bundle = load_secret(client, namespace, secret_name)
+    if bundle is None or due_for_renewal(bundle):
+        fresh = (
+            renew(bundle, names, ips, days)
+            if bundle is not None
+            else generate(service, namespace, ips=ips, days=days)
+        )
+        try:
+            save_secret(client, namespace, secret_name, fresh, create_only=bundle is None)
+            bundle = fresh
+            log.info("stored a new webhook certificate in Secret %s/%s", namespace, secret_name)
+        except (AlreadyExists, Conflict):
+            bundle = load_secret(client, namespace, secret_name)
+            if bundle is None:
+                raise
+    if webhook_config:
+        try:
+            patch_ca_bundle(client, webhook_config, bundle.ca_cert)
+        except NotFound:
+            log.warning(
+                "ValidatingWebhookConfiguration %s not found; caBundle not set", webhook_config
+            )
+    write_cert_dir(bundle, folder)
+    return bundle
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m webhooks.certs --out DIR``: write a CA and a serving certificate."""
+    parser = argparse.ArgumentParser(prog="python -m webhooks.certs", description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("certs"))
+    parser.add_argument("--service", default=DEFAULT_SERVICE)
+    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    parser.add_argument("--days", type=int, default=SERVING_DAYS)
+    parser.add_argument("--force", action="store_true", help="replace existing certificates")
+    args = parser.parse_args(argv)
+    if args.force:
+        bundle = generate(args.service, args.namespace, days=args.days)
+        write_cert_dir(bundle, args.out)
+    else:
+        bundle, _ = ensure(args.out, service=args.service, namespace=args.namespace, days=args.days)
+    expiry = f"{not_after(bundle.cert):%Y-%m-%d}"
+    sys.stdout.write(f"{args.out}: {CA_FILE} {CERT_FILE} {KEY_FILE} (valid until {expiry})\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,237 @@
+"""Tree checks: would admitting this HyperNode break the topology tree?
+
+Volcano's scheduler stops topology-aware scheduling for the whole cluster when the HyperNode
+tree is broken, so the webhook refuses, with a message naming both objects:
+
+- a ``labelMatch`` on a ``HyperNode``-type member (label selectors only select Nodes);
+- a cycle (the object would become its own ancestor);
+- a second parent (a child selected by this object is already selected by another HyperNode,
+  or two existing HyperNodes both select this object);
+- a child whose tier is not lower than its parent's (in either direction).
+
+A member HyperNode that does not exist yet is allowed with a warning: discovery creates
+parents and children in any order.
+
+The other HyperNodes come from a ``HyperNodeLister`` (the shared informer's store in the
+manager, a file for ``volcano-py validate --existing``). The object under review replaces
+its stored version (UPDATE). Only ``HyperNode``-type members are read; regexMatch members
+select the existing HyperNode names they match (RE2, unanchored, like the scheduler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from volcano_py.api.regex import re2_search
+
+HYPERNODE = "HyperNode"
+JSON = Mapping[str, Any]
+
+
+class HyperNodeLister(Protocol):
+    """Read access to the HyperNodes already in the cluster (an informer ``Store`` fits)."""
+
+    def get(self, key: str) -> Any:
+        """The HyperNode named ``key`` (cluster-scoped: key == name), or None."""
+        ...
+
+    def list(self) -> Sequence[Any]:
+        """Every HyperNode (the objects are not modified)."""
+        ...
+
+
+class StaticLister:
+    """A ``HyperNodeLister`` over a fixed list of objects (files, tests)."""
+
+    def __init__(self, objects: Iterable[JSON] = ()) -> None:
+        self._items = {_name(o): o for o in objects if _name(o)}
+
+    def get(self, key: str) -> JSON | None:
+        """The object named ``key``."""
+        return self._items.get(key)
+
+    def list(self) -> list[JSON]:
+        """All objects."""
+        return list(self._items.values())
+
+    def put(self, obj: JSON) -> None:
+        """Add or replace ``obj`` (``volcano-py validate`` adds each allowed object)."""
+        self._items[_name(obj)] = obj
+
+
+@dataclass(slots=True)
+class TreeResult:
+    """A denial message (None when allowed) and the warnings."""
+
+    denial: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Selector:
+    exact: str | None
+    pattern: str | None
+
+
+def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
+    """Run the tree checks for ``obj`` against the HyperNodes ``lister`` holds."""
+    result = TreeResult()
+    name = _name(obj)
+    for i, member in _members(obj):
+        selector = member.get("selector")
+        if isinstance(selector, Mapping) and "labelMatch" in selector:
+            result.denial = (
+                f'HyperNode "{name}": spec.members[{i}] is of type HyperNode but uses '
+                "labelMatch, which only selects Nodes; select the member HyperNode by "
+                "exactMatch or regexMatch"
+            )
+            return result
+    universe: dict[str, JSON] = {}
+    if lister is not None:
+        for other in lister.list():
+            other_name = _name(other)
+            if other_name and other_name != name:
+                universe[other_name] = other
+    universe[name] = obj
+    names = sorted(universe)
+    graph = _Graph(universe, names)
+
+    children = graph.children(name)
+    for child in sorted(children):
+        if child not in universe:
+            result.warnings.append(
+                f'member HyperNode "{child}" of HyperNode "{name}" does not exist yet; '
+                "it joins the tree when it is created"
+            )
+    cycle = graph.cycle_through(name)
+    if cycle:
+        result.denial = f'HyperNode "{name}" would form a cycle: ' + " -> ".join(cycle)
+        return result
+    parents_of = graph.parents_of(set(children) | {name})
+    for child in sorted(children):
+        others = sorted(p for p in parents_of.get(child, ()) if p != name)
+        if others:
+            result.denial = (
+                f'member HyperNode "{child}" of HyperNode "{name}" already has the parent '
+                f'HyperNode "{others[0]}"; a HyperNode can have only one parent'
+            )
+            return result
+    own_parents = sorted(parents_of.get(name, ()))
+    if len(own_parents) > 1:
+        listed = ", ".join(f'"{p}"' for p in own_parents)
+        result.denial = (
+            f'HyperNode "{name}" would have more than one parent: {listed}; '
+            "a HyperNode can have only one parent"
+        )
+        return result
+    tier = _tier(obj)
+    for child in sorted(children):
+        child_tier = _tier(universe[child]) if child in universe else None
+        if tier is not None and child_tier is not None and child_tier >= tier:
+            result.denial = (
+                f'member HyperNode "{child}" (tier {child_tier}) of HyperNode "{name}" '
+                f"(tier {tier}) must have a lower tier than its parent"
+            )
+            return result
+    for parent in own_parents:
+        parent_tier = _tier(universe[parent])
+        if tier is not None and parent_tier is not None and parent_tier <= tier:
+            result.denial = (
+                f'HyperNode "{name}" (tier {tier}) must have a lower tier than its parent '
+                f'HyperNode "{parent}" (tier {parent_tier})'
+            )
+            return result
+    return result
+
+
+class _Graph:
+    """Parent -> child edges among ``universe``, computed lazily per HyperNode."""
+
+    def __init__(self, universe: Mapping[str, JSON], names: list[str]) -> None:
+        self._universe = universe
+        self._names = names
+        self._children: dict[str, list[str]] = {}
+
+    def selectors(self, name: str) -> list[_Selector]:
+        obj = self._universe.get(name)
+        return _selectors(obj) if obj is not None else []
+
+    def children(self, name: str) -> list[str]:
+        found = self._children.get(name)
+        if found is None:
+            chosen: set[str] = set()
+            for sel in self.selectors(name):
+                if sel.exact is not None:
+                    chosen.add(sel.exact)
+                elif sel.pattern is not None:
+                    chosen.update(n for n in self._names if re2_search(sel.pattern, n))
+            found = self._children[name] = sorted(chosen)
+        return found
+
+    def cycle_through(self, start: str) -> list[str]:
+        """A path ``start -> ... -> start``, or empty when ``start`` is not on a cycle."""
+        stack: list[tuple[str, list[str]]] = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            node, path = stack.pop()
+            for child in self.children(node):
+                if child == start:
+                    return [*path, start]
+                if child not in seen and child in self._universe:
+                    seen.add(child)
+                    stack.append((child, [*path, child]))
+        return []
+
+    def parents_of(self, targets: set[str]) -> dict[str, set[str]]:
+        """For each name in ``targets``, the HyperNodes that select it."""
+        parents: dict[str, set[str]] = {}
+        for parent in self._names:
+            for sel in self.selectors(parent):
+                if sel.exact is not None:
+                    if sel.exact in targets:
+                        parents.setdefault(sel.exact, set()).add(parent)
+                elif sel.pattern is not None:
+                    for target in targets:
+                        if re2_search(sel.pattern, target):
+                            parents.setdefault(target, set()).add(parent)
+        return parents
+
+
+def _selectors(obj: JSON) -> list[_Selector]:
+    out = []
+    for _, member in _members(obj):
+        selector = member.get("selector")
+        if not isinstance(selector, Mapping):
+            continue
+        exact = selector.get("exactMatch")
+        regex = selector.get("regexMatch")
+        if isinstance(exact, Mapping) and isinstance(exact.get("name"), str) and exact["name"]:
+            out.append(_Selector(exact["name"], None))
+        elif isinstance(regex, Mapping) and isinstance(regex.get("pattern"), str):
+            out.append(_Selector(None, regex["pattern"]))
+    return out
+
+
+def _members(obj: JSON) -> list[tuple[int, Mapping[str, Any]]]:
+    """The ``HyperNode``-type members of ``obj`` with their index (malformed ones skipped)."""
+    spec = obj.get("spec")
+    members = spec.get("members") if isinstance(spec, Mapping) else None
+    if not isinstance(members, list):
+        return []
+    return [
+        (i, m) for i, m in enumerate(members) if isinstance(m, dict) and m.get("type") == HYPERNODE
+    ]
+
+
+def _name(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def _tier(obj: JSON) -> int | None:
+    spec = obj.get("spec")
+    tier = spec.get("tier") if isinstance(spec, Mapping) else None
+    return tier if isinstance(tier, int) and not isinstance(tier, bool) else None

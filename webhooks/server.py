@@ -1,0 +1,167 @@
+"""Serve a WSGI app (the webhooks' Flask app) under gunicorn over TLS, programmatically.
+
+``WebhookServer(app_factory, ServerOptions(...)).run()`` starts a gunicorn master with ONE
+``gthread`` worker (several threads): one worker because the manager (issue 7) hosts its
+informers, controllers and scheduler inside it and they must share one set of caches; the
+master restarts the worker if it dies. ``app_factory`` is called in the worker, after fork,
+and ``post_worker_init(worker)`` runs there too: that is where the manager starts its
+threads (never in the master: threads do not survive ``fork``).
+
+TLS: at least TLS 1.2. gunicorn's gthread worker asks for an SSL context for every accepted
+connection (the ``ssl_context`` server hook); ours is built from ``tls.crt``/``tls.key`` in
+the cert folder, cached, and rebuilt when either file's mtime/size changes (checked at most
+once per ``reload_interval`` seconds). So rotated certificates (``certs.ensure`` or a
+re-mounted Secret) are picked up without a restart and without failing a request: open
+keep-alive connections finish on the old context, new ones get the new certificate. A pair
+that does not load (key and cert written at different moments) keeps the previous context.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from webhooks.certs import CERT_FILE, KEY_FILE
+
+log = logging.getLogger(__name__)
+
+WSGIApp = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """How to serve: address, TLS folder, threads, timeouts."""
+
+    cert_dir: Path | None
+    host: str = "0.0.0.0"
+    port: int = 8443
+    threads: int = 8
+    timeout: int = 30
+    keepalive: int = 75
+    backlog: int = 2048
+    reload_interval: float = 5.0
+    log_level: str = "info"
+
+
+class ReloadingSSLContext:
+    """An SSL server context from a cert folder, rebuilt when the files change."""
+
+    def __init__(self, cert_dir: Path, reload_interval: float = 5.0) -> None:
+        self.cert_dir = cert_dir
+        self.reload_interval = reload_interval
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int, int] | None = None
+        self._checked = 0.0
+        self._context: ssl.SSLContext | None = None
+
+    def _files_stamp(self) -> tuple[int, int, int, int]:
+        cert = os.stat(self.cert_dir / CERT_FILE)
+        key = os.stat(self.cert_dir / KEY_FILE)
+        return (cert.st_mtime_ns, cert.st_size, key.st_mtime_ns, key.st_size)
+
+    def build(self) -> ssl.SSLContext:
+        """A fresh context from the files (raises when they do not load)."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(self.cert_dir / CERT_FILE, self.cert_dir / KEY_FILE)
+        return context
+
+    def get(self) -> ssl.SSLContext:
+        """The current context, reloaded if the files changed since the last check."""
+        now = time.monotonic()
+        if self._context is not None and now - self._checked < self.reload_interval:
+            return self._context
+        with self._lock:
+            self._checked = now
+            try:
+                stamp = self._files_stamp()
+                if self._context is None or stamp != self._stamp:
+                    self._context = self.build()
+                    if self._stamp is not None:
+                        log.info("reloaded TLS certificate from %s", self.cert_dir)
+                    self._stamp = stamp
+            except (OSError, ssl.SSLError) as e:
+                if self._context is None:
+                    raise
+                log.warning("keeping the previous TLS certificate: %s", e)
+            return self._context
+
+
+class WebhookServer(BaseApplication):  # type: ignore[misc]
+    """gunicorn, configured in code: one gthread worker, TLS >= 1.2, hot certificate reload."""
+
+    def __init__(
+        self,
+        app_factory: Callable[[], WSGIApp],
+        options: ServerOptions,
+        *,
+        post_worker_init: Callable[[Any], None] | None = None,
+        on_exit: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.app_factory = app_factory
+        self.options = options
+        self.post_worker_init_hook = post_worker_init
+        self.on_exit_hook = on_exit
+        self.ssl = (
+            ReloadingSSLContext(options.cert_dir, options.reload_interval)
+            if options.cert_dir is not None
+            else None
+        )
+        super().__init__()
+
+    def load_config(self) -> None:
+        """Set gunicorn's settings from ``ServerOptions`` (no config file, no argv)."""
+        opts = self.options
+        settings: dict[str, Any] = {
+            "bind": [
+                f"[{opts.host}]:{opts.port}" if ":" in opts.host else f"{opts.host}:{opts.port}"
+            ],
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": opts.threads,
+            "timeout": opts.timeout,
+            "graceful_timeout": 10,
+            "keepalive": opts.keepalive,
+            "backlog": opts.backlog,
+            "loglevel": opts.log_level,
+            "accesslog": None,
+            "proc_name": "volcano-py",
+            "post_worker_init": self._post_worker_init,
+            "worker_exit": self._worker_exit,
+        }
+        if "control_socket_disable" in self.cfg.settings:
+            settings["control_socket_disable"] = True  # gunicorn >= 24: no shared control socket
+        if self.ssl is not None:
+            assert opts.cert_dir is not None
+            settings["certfile"] = str(opts.cert_dir / CERT_FILE)
+            settings["keyfile"] = str(opts.cert_dir / KEY_FILE)
+            settings["ssl_context"] = self._ssl_context
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def _ssl_context(
+        self, conf: Any, default_factory: Callable[[], ssl.SSLContext]
+    ) -> ssl.SSLContext:
+        assert self.ssl is not None
+        return self.ssl.get()
+
+    def _post_worker_init(self, worker: Any) -> None:
+        if self.post_worker_init_hook is not None:
+            self.post_worker_init_hook(worker)
+
+    def _worker_exit(self, server: Any, worker: Any) -> None:
+        if self.on_exit_hook is not None:
+            self.on_exit_hook(worker)
+
+    def load(self) -> WSGIApp:
+        """Build the app in the worker (after fork)."""
+        return self.app_factory()
