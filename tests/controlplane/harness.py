@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime as dt
-import ipaddress
 import json
 import os
 import shutil
@@ -41,6 +40,7 @@ from cryptography.x509.oid import NameOID
 
 from tests.controlplane.provision import ensure_binaries
 from volcano_py.kube.client import ClientConfig
+from webhooks import certs
 
 KCM_CONTROLLERS = (
     "deployment-controller",
@@ -73,7 +73,7 @@ class Pki:
     sa_pub: Path
 
 
-def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
+def _write_key(path: Path, key: rsa.RSAPrivateKey) -> None:
     path.write_bytes(
         key.private_bytes(
             serialization.Encoding.PEM,
@@ -84,119 +84,71 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) 
     path.chmod(0o600)
 
 
-def _issue(
-    ca_key: ec.EllipticCurvePrivateKey,
-    ca_name: x509.Name,
-    subject: x509.Name,
-    key: ec.EllipticCurvePrivateKey,
-    *,
-    sans: list[x509.GeneralName] | None = None,
-    client: bool = False,
-) -> x509.Certificate:
+def _issue_client(ca: certs.CertBundle, user: str, groups: list[str]) -> tuple[bytes, bytes]:
+    """A client certificate (CN = user, O = groups) signed by ``ca``: (cert PEM, key PEM)."""
+    ca_cert = x509.load_pem_x509_certificates(ca.ca_cert)[0]
+    ca_key = serialization.load_pem_private_key(ca.ca_key, password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
-    usage = (
-        x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH
-        if client
-        else x509.oid.ExtendedKeyUsageOID.SERVER_AUTH
-    )
-    builder = (
+    subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+    cert = (
         x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(ca_name)
+        .subject_name(x509.Name(subject))
+        .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=2))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    )
-    if sans:
-        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-    return builder.sign(ca_key, hashes.SHA256())
-
-
-def make_pki(folder: Path) -> Pki:
-    """Create a CA, an API server serving cert, an admin client cert and SA signing keys."""
-    folder.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "volcano-py-test-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
         )
         .sign(ca_key, hashes.SHA256())
     )
-    pki = Pki(
-        *(
-            folder / n
-            for n in (
-                "ca.crt",
-                "ca.key",
-                "apiserver.crt",
-                "apiserver.key",
-                "admin.crt",
-                "admin.key",
-                "sa.key",
-                "sa.pub",
-            )
-        )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
     )
-    pki.ca_cert.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    _write_key(pki.ca_key, ca_key)
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
-    serving_key = ec.generate_private_key(ec.SECP256R1())
-    sans: list[x509.GeneralName] = [
-        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-        x509.IPAddress(ipaddress.ip_address("10.0.0.1")),
-        x509.DNSName("localhost"),
-        x509.DNSName("kubernetes"),
-        x509.DNSName("kubernetes.default.svc"),
-    ]
-    serving = _issue(
-        ca_key,
-        ca_name,
-        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
-        serving_key,
-        sans=sans,
-    )
-    pki.serving_cert.write_bytes(serving.public_bytes(serialization.Encoding.PEM))
-    _write_key(pki.serving_key, serving_key)
 
-    admin_key = ec.generate_private_key(ec.SECP256R1())
-    admin = _issue(
-        ca_key,
-        ca_name,
-        x509.Name(
-            [
-                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
-                x509.NameAttribute(NameOID.COMMON_NAME, "volcano-py-test-admin"),
-            ]
-        ),
-        admin_key,
-        client=True,
+def make_pki(folder: Path) -> Pki:
+    """Create a CA, an API server serving cert, an admin client cert and SA signing keys.
+
+    The CA and the serving certificate come from ``webhooks.certs`` (the product's own
+    certificate code); only the client certificate is made here.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    names = (
+        "ca.crt",
+        "ca.key",
+        "apiserver.crt",
+        "apiserver.key",
+        "admin.crt",
+        "admin.key",
+        "sa.key",
+        "sa.pub",
     )
-    pki.admin_cert.write_bytes(admin.public_bytes(serialization.Encoding.PEM))
-    _write_key(pki.admin_key, admin_key)
+    pki = Pki(*(folder / n for n in names))
+    ca = certs.generate_ca("volcano-py-test-ca", days=2)
+    serving = certs.issue_serving(
+        ca, ["localhost", "kubernetes", "kubernetes.default.svc"], ["127.0.0.1", "10.0.0.1"], 2
+    )
+    admin_cert, admin_key = _issue_client(ca, "volcano-py-test-admin", ["system:masters"])
+    for path, data in (
+        (pki.ca_cert, ca.ca_cert),
+        (pki.ca_key, ca.ca_key),
+        (pki.serving_cert, serving.cert),
+        (pki.serving_key, serving.key),
+        (pki.admin_cert, admin_cert),
+        (pki.admin_key, admin_key),
+    ):
+        path.write_bytes(data)
+        if path.suffix == ".key":
+            path.chmod(0o600)
 
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     _write_key(pki.sa_key, sa_key)

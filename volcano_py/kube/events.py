@@ -147,7 +147,36 @@ class _Seen:
     last_seen: float
 
 
-class EventRecorder:
+class _FormattedEvents:
+    """``eventf`` for any recorder with an ``event`` method."""
+
+    def event(
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        resource: Resource | None = None,
+    ) -> None:
+        """Record one event (each recorder implements it)."""
+        raise NotImplementedError
+
+    def eventf(
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message_format: str,
+        *args: object,
+        resource: Resource | None = None,
+    ) -> None:
+        """``event`` with ``message_format % args`` (``%``-style, like logging)."""
+        message = message_format % args if args else message_format
+        self.event(obj, event_type, reason, message, resource=resource)
+
+
+class EventRecorder(_FormattedEvents):
     """Writes Events for one component. See the module docstring for the contract."""
 
     def __init__(
@@ -201,19 +230,6 @@ class EventRecorder:
             self._queue.put_nowait(pending)
         except queue.Full:
             log.debug("event %s for %s dropped: queue full", reason, _key(pending.ref))
-
-    def eventf(
-        self,
-        obj: Mapping[str, Any],
-        event_type: str,
-        reason: str,
-        message_format: str,
-        *args: object,
-        resource: Resource | None = None,
-    ) -> None:
-        """``event`` with ``message_format % args`` (``%``-style, like logging)."""
-        message = message_format % args if args else message_format
-        self.event(obj, event_type, reason, message, resource=resource)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -366,7 +382,7 @@ def _key(ref: Mapping[str, Any]) -> str:
     return f"{ref.get('kind')} {name}"
 
 
-class FakeRecorder:
+class FakeRecorder(_FormattedEvents):
     """A ``Recorder`` for tests: ``events`` collects ``(type, reason, message)`` in order."""
 
     def __init__(self) -> None:
@@ -390,15 +406,3 @@ class FakeRecorder:
             self.events.append((event_type, reason, message))
             self.references.append(ref)
 
-    def eventf(
-        self,
-        obj: Mapping[str, Any],
-        event_type: str,
-        reason: str,
-        message_format: str,
-        *args: object,
-        resource: Resource | None = None,
-    ) -> None:
-        """``event`` with ``message_format % args``."""
-        message = message_format % args if args else message_format
-        self.event(obj, event_type, reason, message, resource=resource)
