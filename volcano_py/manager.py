@@ -47,6 +47,8 @@ from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.kube.leaderelection import LeaderElector
 from volcano_py.kube.runtime import freeze_after_sync
+from volcano_py.kube.workqueue import set_default_metrics
+from volcano_py.metrics import PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
 from volcano_py.scheduler.scheduler import Scheduler, conf_from_configmap
 from webhooks import hypernodes
@@ -124,6 +126,7 @@ class Manager:
         self._leading_threads: list[threading.Thread] = []
         self._elector: LeaderElector | None = None
 
+        set_default_metrics(PrometheusQueueMetrics())
         registry = ControllerRegistry()
         register_builtin_controllers(registry)
         controller_options = ControllerOptions(

@@ -12,6 +12,7 @@ as a server error.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from volcano_py.metrics import WEBHOOK_LATENCY
 from webhooks.admission import MAX_BODY_BYTES, handle_review
 from webhooks.router import AdmissionRouter, AdmitFunc
 
@@ -77,6 +79,7 @@ def create_app(
 
 def _view(func: AdmitFunc) -> Callable[[], Response]:
     def admit() -> Response:
+        started = time.perf_counter()
         try:
             body = request.get_data(cache=False)
             status, payload = handle_review(body, request.content_type, func)
@@ -93,6 +96,11 @@ def _view(func: AdmitFunc) -> Callable[[], Response]:
                     "reason": f"bad request: {type(e).__name__}",
                 },
             )
+        response = payload.get("response") if isinstance(payload, dict) else None
+        allowed = str(response.get("allowed")).lower() if isinstance(response, dict) else "error"
+        WEBHOOK_LATENCY.labels(request.path, allowed).observe(
+            (time.perf_counter() - started) * 1000
+        )
         return _json(status, payload)
 
     return admit

@@ -42,6 +42,15 @@ from volcano_py.kube.ratelimit import RateLimiter, default_controller_rate_limit
 
 log = logging.getLogger(__name__)
 
+_default_metrics: QueueMetrics | None = None
+
+
+def set_default_metrics(metrics: QueueMetrics | None) -> None:
+    """The sink for queues created without ``metrics=`` (the manager sets Prometheus's)."""
+    global _default_metrics  # one process-wide setting, set at start
+    _default_metrics = metrics
+
+
 K = TypeVar("K", bound=Hashable)
 
 
@@ -105,7 +114,7 @@ class WorkQueue(Generic[K]):
     ) -> None:
         self.name = name
         self._clock: Clock = clock or RealClock()
-        self._metrics = metrics
+        self._metrics = metrics if metrics is not None else _default_metrics
         self._cond = threading.Condition()
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()

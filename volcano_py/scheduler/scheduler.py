@@ -27,10 +27,17 @@ from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import Recorder
 from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.metrics import (
+    ACTION_SCHEDULING_LATENCY,
+    E2E_SCHEDULING_LATENCY,
+    SCHEDULE_ATTEMPTS,
+    UNSCHEDULE_JOB_COUNT,
+)
 from volcano_py.scheduler.actions import register_builtin_actions
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
@@ -86,7 +93,11 @@ def run_cycle(
     ssn = Session(cache.snapshot(), conf, plugins)
     try:
         for name in conf.actions:
+            action_started = time.perf_counter()
             actions.get(name).execute(ssn)
+            ACTION_SCHEDULING_LATENCY.labels(name).observe(
+                (time.perf_counter() - action_started) * 1e6
+            )
     finally:
         ssn.close()
     result = CycleResult(job_fit=dict(ssn.job_fit))
@@ -119,6 +130,15 @@ def run_cycle(
                 condition = pod_unschedulable_condition(pod, fit.message, now=now)
                 writer.pod_unschedulable(pod, condition, fit.message)
     result.seconds = time.perf_counter() - started
+    E2E_SCHEDULING_LATENCY.observe(result.seconds * 1000)
+    if result.binds:
+        SCHEDULE_ATTEMPTS.labels("scheduled").inc(len(result.binds))
+    if errors:
+        SCHEDULE_ATTEMPTS.labels("error").inc(len(errors))
+    unschedulable = [uid for uid, fit in result.job_fit.items() if fit is not None]
+    if unschedulable:
+        SCHEDULE_ATTEMPTS.labels("unschedulable").inc(len(unschedulable))
+    UNSCHEDULE_JOB_COUNT.set(len(unschedulable))
     return result
 
 
@@ -170,6 +190,8 @@ class Scheduler:
         self.informers = informers
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
+        self._capacity_exported_at = float("-inf")
+        self._capacity_series: set[tuple[str, str, str]] = set()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Wait until the cache has seen the informers' initial lists."""
@@ -179,6 +201,17 @@ class Scheduler:
             if not registration.wait_synced(left):
                 return False
         return True
+
+    def _export_capacity(self) -> None:
+        """Refresh the capacity gauges, at most every ``EXPORT_INTERVAL_S`` seconds."""
+        now = self.clock.now()
+        if now - self._capacity_exported_at < EXPORT_INTERVAL_S:
+            return
+        self._capacity_exported_at = now
+        try:
+            self._capacity_series = export_capacity(self.cache.snapshot(), self._capacity_series)
+        except Exception:
+            log.exception("exporting capacity metrics failed")
 
     def run_once(self) -> CycleResult:
         """One cycle now."""
@@ -207,6 +240,7 @@ class Scheduler:
                 except Exception:
                     log.exception("scheduling cycle failed")
                     result = CycleResult()
+                self._export_capacity()
                 if result.binds or result.bind_errors:
                     log.info(
                         "cycle: %d bound, %d bind errors, %d podgroups written in %.3fs",

@@ -49,6 +49,7 @@ from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.events import WARNING, Recorder
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
+from volcano_py.metrics import DISCOVERY_RUNS
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +293,11 @@ class HyperNodeController:
             return
         config = self.manager.config_for(source)
         share = config.max_delete_percent if config is not None else DEFAULT_MAX_DELETE_PERCENT
-        self.last_outcome[source] = self.reconciler.reconcile(result, share)
+        outcome = self.reconciler.reconcile(result, share)
+        self.last_outcome[source] = outcome
+        DISCOVERY_RUNS.labels(
+            source, "error" if not result.ok else "held-back" if outcome.held_back else "ok"
+        ).inc()
         self.manager.result_synced(source, result)
 
     def sync_status(self, name: str) -> None:
