@@ -405,4 +405,3 @@ class FakeRecorder(_FormattedEvents):
         with self._lock:
             self.events.append((event_type, reason, message))
             self.references.append(ref)
-
