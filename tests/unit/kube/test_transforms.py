@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import copy
+
+from bench.objects import node, pod
+from volcano_py.kube.transforms import SubtreeSharer, slim_node, slim_pod
+
+
+def test_slim_pod_keeps_what_consumers_read_and_drops_the_rest() -> None:
+    raw = pod(1, node="node-00001")
+    slim = slim_pod(copy.deepcopy(raw), SubtreeSharer())
+    assert "managedFields" not in slim["metadata"]
+    assert slim["metadata"]["annotations"] == raw["metadata"]["annotations"]
+    assert slim["metadata"]["ownerReferences"] == raw["metadata"]["ownerReferences"]
+    assert slim["spec"]["containers"] == [
+        {"name": "main", "resources": raw["spec"]["containers"][0]["resources"]}
+    ]
+    assert slim["spec"]["nodeName"] == "node-00001"
+    assert slim["spec"]["tolerations"] == raw["spec"]["tolerations"]
+    assert "volumes" not in slim["spec"]
+    assert "containerStatuses" not in slim["status"]
+    assert slim["status"]["conditions"] == raw["status"]["conditions"]
+
+
+def test_slim_pod_shares_equal_subtrees_between_pods_of_one_workload() -> None:
+    sharer = SubtreeSharer()
+    a = slim_pod(pod(1), sharer)  # pods 1 and 2 belong to the same ReplicaSet
+    b = slim_pod(pod(2), sharer)
+    c = slim_pod(pod(100), sharer)  # another ReplicaSet
+    assert a["metadata"]["ownerReferences"] is b["metadata"]["ownerReferences"]
+    assert a["spec"]["tolerations"] is b["spec"]["tolerations"]
+    assert a["spec"]["containers"] is b["spec"]["containers"]
+    assert a["metadata"]["ownerReferences"] is not c["metadata"]["ownerReferences"]
+    assert a["metadata"]["name"] != b["metadata"]["name"]
+
+
+def test_subtree_sharer_is_bounded() -> None:
+    sharer = SubtreeSharer(limit=3)
+    for i in range(10):
+        sharer.share({"k": i})
+    assert len(sharer) <= 3
+    assert sharer.share({}) == {}
+
+
+def test_slim_node_drops_images_and_keeps_allocatable() -> None:
+    raw = node(3)
+    slim = slim_node(copy.deepcopy(raw))
+    assert "images" not in slim["status"]
+    assert slim["status"]["allocatable"] == raw["status"]["allocatable"]
+    assert slim["metadata"]["labels"] == raw["metadata"]["labels"]
