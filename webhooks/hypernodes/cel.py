@@ -6,7 +6,10 @@ the same ``variables`` + ``validations`` that ``manifests/admission/`` installs 
 parsed and compiled once, when ``load_policy`` runs (at webhook start), never per request.
 
 cel-python interprets its AST (~0.1-0.6 ms per evaluation), far too slow to walk a
-1,000-member HyperNode rule by rule. So each validation is classified at load time:
+1,000-member HyperNode rule by rule. So every expression is also compiled to Python closures
+(``celcompile.py``) that run on the decoded JSON and hand any case they do not handle back
+to celpy's interpreter, which stays the reference; and each validation is classified at load
+time:
 
 - **per-member**: ``variables.members.all(<var>, <body>)`` whose body reads nothing but
   ``<var>`` (and the ``format`` library). The body is compiled on its own and evaluated once
@@ -16,15 +19,16 @@ cel-python interprets its AST (~0.1-0.6 ms per evaluation), far too slow to walk
 - **object-level**: anything else, evaluated once per request over ``object``,
   ``oldObject`` and ``variables``.
 
-Kubernetes CEL functions the rules use and celpy lacks are added here with Kubernetes'
-semantics: ``format.qualifiedName().validate(s)`` (an optional list of errors, as
+Kubernetes CEL functions the rules use and celpy lacks (``celfuncs.py``: ``FUNCTIONS`` and
+``LIBRARY``, bound for every expression) have Kubernetes' semantics:
+``format.qualifiedName().validate(s)`` (an optional list of errors, as
 ``validation.IsQualifiedName``), ``optional.hasValue()`` / ``.value()``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +37,14 @@ import celpy
 import lark
 import yaml
 from celpy import celtypes
-from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError, Evaluator
 
-from volcano_py.api.selectors import is_qualified_name
+from webhooks.hypernodes.celclosures import Code, Fallback, from_cel
+from webhooks.hypernodes.celclosures import int64_safe as _int64_safe
+from webhooks.hypernodes.celclosures import to_cel as _to_cel
+from webhooks.hypernodes.celcompile import compile_tree
+from webhooks.hypernodes.celfuncs import FUNCTIONS as FUNCTIONS  # re-exported
+from webhooks.hypernodes.celfuncs import LIBRARY as LIBRARY  # re-exported
 
 log = logging.getLogger(__name__)
 
@@ -64,62 +72,22 @@ class PolicyError(ValueError):
     """The policy document is malformed or a rule does not compile."""
 
 
-# --- Kubernetes CEL library functions celpy lacks -------------------------------------------
-
-
-class _Format(celtypes.MapType):
-    """The value bound to the ``format`` identifier (``format.qualifiedName()``...)."""
-
-
 @dataclass(frozen=True, slots=True)
-class Optional:
-    """A CEL ``optional`` value: ``hasValue()`` and ``value()``."""
+class Program:
+    """One compiled expression: closures (``code``, when it compiles) and celpy's interpreter.
 
-    item: Any = None
-    present: bool = False
+    ``evaluate`` runs ``code`` on decoded JSON and, when it falls back or is missing, the
+    interpreter on the same values converted to celpy's types: the interpreter decides
+    every case the closures do not.
+    """
 
+    expression: str
+    runner: celpy.Runner
+    code: Code | None
 
-@dataclass(frozen=True, slots=True)
-class _Validator:
-    """What ``format.<name>()`` returns: ``.validate(s)`` gives an optional list of errors."""
-
-    check: Callable[[str], list[str]]
-
-
-def _qualified_name(fmt: Any) -> _Validator:
-    if not isinstance(fmt, _Format):
-        raise TypeError("qualifiedName() applies to the format library")
-    return _Validator(is_qualified_name)
-
-
-def _validate(validator: Any, value: Any) -> Optional:
-    if not isinstance(validator, _Validator) or not isinstance(value, str):
-        raise TypeError("validate() takes a format and a string")
-    errors = validator.check(str(value))
-    if not errors:
-        return Optional()
-    return Optional(celtypes.ListType([celtypes.StringType(e) for e in errors]), True)
-
-
-def _has_value(opt: Any) -> celtypes.BoolType:
-    if not isinstance(opt, Optional):
-        raise TypeError("hasValue() applies to an optional")
-    return celtypes.BoolType(opt.present)
-
-
-def _value(opt: Any) -> Any:
-    if not isinstance(opt, Optional) or not opt.present:
-        raise TypeError("value() of an empty optional")
-    return opt.item
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "qualifiedName": _qualified_name,
-    "validate": _validate,
-    "hasValue": _has_value,
-    "value": _value,
-}
-LIBRARY: dict[str, Any] = {"format": _Format()}
+    def interpret(self, activation: Mapping[str, Any]) -> Any:
+        """The interpreter's own result (a celpy value; raises ``CELEvalError``)."""
+        return self.runner.evaluate({k: _to_cel(v) for k, v in activation.items()})
 
 
 # --- the policy document --------------------------------------------------------------------
@@ -132,7 +100,7 @@ class Rule:
     expression: str
     message: str
     reason: str
-    program: celpy.Runner
+    program: Program
     member_var: str | None = None
 
 
@@ -142,7 +110,7 @@ class Variable:
 
     name: str
     expression: str
-    program: celpy.Runner
+    program: Program
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +135,15 @@ def read_policy_document(path: Path) -> dict[str, Any]:
     raise PolicyError(f"{path}: no ValidatingAdmissionPolicy document")
 
 
-def load_policy(path: Path) -> Policy:
-    """Parse and compile the policy in ``path``; raises ``PolicyError`` naming the bad rule."""
-    return compile_policy(read_policy_document(path))
+def load_policy(path: Path, *, compiled: bool = True) -> Policy:
+    """Parse and compile the policy in ``path``; raises ``PolicyError`` naming the bad rule.
+
+    ``compiled=False`` keeps every expression on celpy's interpreter (benchmarks, tests).
+    """
+    return compile_policy(read_policy_document(path), compiled=compiled)
 
 
-def compile_policy(doc: Mapping[str, Any]) -> Policy:
+def compile_policy(doc: Mapping[str, Any], *, compiled: bool = True) -> Policy:
     """Compile a ValidatingAdmissionPolicy document (a dict)."""
     env = celpy.Environment()
     spec = doc.get("spec") or {}
@@ -180,7 +151,9 @@ def compile_policy(doc: Mapping[str, Any]) -> Policy:
     for i, var in enumerate(spec.get("variables") or []):
         expression = str(var.get("expression", ""))
         variables.append(
-            Variable(str(var["name"]), expression, _program(env, expression, f"variables[{i}]"))
+            Variable(
+                str(var["name"]), expression, _program(env, expression, f"variables[{i}]", compiled)
+            )
         )
     rules = []
     for i, val in enumerate(spec.get("validations") or []):
@@ -192,16 +165,18 @@ def compile_policy(doc: Mapping[str, Any]) -> Policy:
         per_member = _per_member_body(tree)
         if per_member is not None:
             var, body = per_member
-            rules.append(Rule(expression, message, reason, _runner(env, body), var))
+            rules.append(
+                Rule(expression, message, reason, _build(env, expression, body, compiled), var)
+            )
         else:
-            rules.append(Rule(expression, message, reason, _runner(env, tree)))
+            rules.append(Rule(expression, message, reason, _build(env, expression, tree, compiled)))
     name = str((doc.get("metadata") or {}).get("name", ""))
     return Policy(name, tuple(variables), tuple(rules))
 
 
-def compile_expression(expression: str, where: str = "rule") -> celpy.Runner:
+def compile_expression(expression: str, where: str = "rule", *, compiled: bool = True) -> Program:
     """Compile one CEL expression with the Kubernetes functions bound (CRD rules use this)."""
-    return _program(celpy.Environment(), expression, where)
+    return _program(celpy.Environment(), expression, where, compiled)
 
 
 def _parse(env: celpy.Environment, expression: str, where: str) -> Tree:
@@ -211,8 +186,15 @@ def _parse(env: celpy.Environment, expression: str, where: str) -> Tree:
         raise PolicyError(f"{where}: {expression!r} does not compile: {e}") from e
 
 
-def _program(env: celpy.Environment, expression: str, where: str) -> celpy.Runner:
-    return _runner(env, _parse(env, expression, where))
+def _program(env: celpy.Environment, expression: str, where: str, compiled: bool) -> Program:
+    return _build(env, expression, _parse(env, expression, where), compiled)
+
+
+def _build(env: celpy.Environment, expression: str, tree: Tree, compiled: bool) -> Program:
+    code = compile_tree(tree, FUNCTIONS) if compiled else None
+    if code is None and compiled:
+        log.info("CEL expression %r is interpreted (not compilable)", expression)
+    return Program(expression, _runner(env, tree), code)
 
 
 class _Runner(celpy.InterpretedRunner):
@@ -315,37 +297,82 @@ def _macro_vars(body: Tree) -> set[str]:
 
 
 def to_cel(value: Any) -> Any:
-    """JSON (dicts, lists, scalars) -> celpy values."""
-    return json_to_cel(value)
+    """JSON (dicts, lists, scalars) -> celpy values (celpy values pass through)."""
+    return _to_cel(value)
 
 
-def cel_map(values: Mapping[str, Any]) -> Any:
-    """A CEL map from names to values that are already CEL values."""
-    return celtypes.MapType({celtypes.StringType(k): v for k, v in values.items()})
+def int64_safe(value: Any) -> bool:
+    """No int in ``value`` is outside int64 (else celpy, hence every rule, errors)."""
+    return _int64_safe(value)
 
 
-def cel_list(values: list[Any]) -> Any:
-    """A CEL list of values that are already CEL values."""
-    return celtypes.ListType(values)
+def evaluate(program: Program, activation: Mapping[str, Any], *, checked: bool = False) -> bool:
+    """Run a boolean rule; raises ``CelError`` when it errors or is not a bool.
 
-
-def evaluate(program: celpy.Runner, activation: Mapping[str, Any]) -> bool:
-    """Run a boolean rule; raises ``CelError`` when it errors or is not a bool."""
-    try:
-        result = program.evaluate({**LIBRARY, **activation})
-    except CELEvalError as e:
-        raise CelError(_error_text(e)) from e
-    except (RecursionError, ValueError, TypeError, KeyError, AttributeError) as e:
-        raise CelError(str(e) or type(e).__name__) from e
+    ``activation`` values are decoded JSON (or celpy values, which are always interpreted).
+    ``checked``: the caller already knows ``int64_safe`` holds for every value (the
+    validator memoises that per member); otherwise it is checked here.
+    """
+    if program.code is not None and (checked or _safe(activation)):
+        try:
+            result = program.code({**LIBRARY, **activation})
+        except Fallback:
+            pass
+        else:
+            if type(result) is bool:
+                return result
+    result = _interpret(program, activation)
     if not isinstance(result, bool | celtypes.BoolType):
         raise CelError(f"expected a bool, got {type(result).__name__}")
     return bool(result)
 
 
-def evaluate_value(program: celpy.Runner, activation: Mapping[str, Any]) -> Any:
-    """Run an expression for its value (variables); raises ``CelError``."""
+def outcomes(
+    programs: tuple[Program, ...], activation: Mapping[str, Any], *, checked: bool = False
+) -> list[bool | str]:
+    """Each boolean program's result on one activation, or its error text.
+
+    The same answers as ``evaluate`` per program, with the activation prepared once.
+    """
+    fast = checked or _safe(activation)
+    env = {**LIBRARY, **activation}
+    out: list[bool | str] = []
+    for program in programs:
+        code = program.code
+        if fast and code is not None:
+            try:
+                result = code(env)
+            except Fallback:
+                result = None
+            if type(result) is bool:
+                out.append(result)
+                continue
+        try:
+            out.append(evaluate(program, activation, checked=False))
+        except CelError as e:
+            out.append(str(e))
+    return out
+
+
+def evaluate_value(
+    program: Program, activation: Mapping[str, Any], *, checked: bool = False
+) -> Any:
+    """Run an expression for its value, as decoded JSON (variables); raises ``CelError``."""
+    if program.code is not None and (checked or _safe(activation)):
+        try:
+            return program.code({**LIBRARY, **activation})
+        except Fallback:
+            pass
+    return from_cel(_interpret(program, activation))
+
+
+def _safe(activation: Mapping[str, Any]) -> bool:
+    return all(_int64_safe(v) for v in activation.values())
+
+
+def _interpret(program: Program, activation: Mapping[str, Any]) -> Any:
     try:
-        return program.evaluate({**LIBRARY, **activation})
+        return program.interpret({**LIBRARY, **activation})
     except CELEvalError as e:
         raise CelError(_error_text(e)) from e
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError) as e:

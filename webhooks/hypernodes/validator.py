@@ -12,12 +12,21 @@ Stages, in order; the first that denies gives the message:
 3. ``tree`` - second parent, cycle, tiers, labelMatch on HyperNode members (``tree.py``);
    missing member HyperNodes give warnings.
 
+Memos, all on values (so a hit gives exactly what evaluating would): per member, the
+per-member rules' outcomes keyed by its canonical JSON (``MEMO_LIMIT``); per whole
+``spec.members`` list, keyed by a 128-bit digest of its JSON (``LIST_MEMO_LIMIT``), the
+outcomes of every member, the RE2 verdict and whether every int fits int64 - so a request
+repeating a list seen before (re-apply, an UPDATE that leaves the members alone) costs one
+``orjson.dumps`` and a lookup for those stages; the schema checker remembers arrays the same
+way.
+
 ``HyperNodeValidator`` is thread-safe (gthread workers share one): compiled rules are
-immutable and the memo is a dict whose worst race is computing an entry twice.
+immutable and the memos are dicts whose worst race is computing an entry twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +44,7 @@ log = logging.getLogger(__name__)
 
 POLICY_PATH = Path(__file__).with_name("policy.yaml")
 MEMO_LIMIT = 20_000
+LIST_MEMO_LIMIT = 64  # whole member lists remembered (by a 128-bit digest of their JSON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,42 +61,75 @@ class Verdict:
 _Outcome = bool | str  # True/False, or the text of an evaluation error
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    value: Any  # the member as a CEL value (shared by every request that sends this member)
-    outcomes: tuple[_Outcome, ...]
+_Outcomes = tuple[_Outcome, ...]
 
 
 class _MemberMemo:
     """Per-member rule results keyed by the member's canonical JSON (bounded)."""
 
     def __init__(self, rules: tuple[cel.Rule, ...], limit: int = MEMO_LIMIT) -> None:
-        self._rules = rules
+        self._rules = tuple((rule.program, rule.member_var or "") for rule in rules)
+        self._programs = tuple(rule.program for rule in rules)
+        names = {var for _, var in self._rules}
+        self._var = names.pop() if len(names) == 1 else None
         self._limit = limit
-        self._entries: dict[bytes, _Entry] = {}
+        self._entries: dict[bytes, _Outcomes] = {}
+        self.passed: _Outcomes = (True,) * len(rules)  # shared by every member passing all
 
-    def entry(self, member: Any, key: bytes | None = None) -> _Entry:
-        key = key or orjson.dumps(member, option=orjson.OPT_SORT_KEYS)
+    def outcomes(self, member: Any, key: bytes | None = None) -> _Outcomes:
+        """The per-member rules' results for ``member`` (``key``: its canonical JSON).
+
+        Only members within ``cel.int64_safe`` are remembered (``safe`` relies on that).
+        """
+        if key is None:
+            try:
+                key = orjson.dumps(member, option=orjson.OPT_SORT_KEYS)
+            except (TypeError, orjson.JSONEncodeError):
+                return self.evaluate(member)
         found = self._entries.get(key)
         if found is None:
-            found = self.evaluate(cel.to_cel(member))
+            if not cel.int64_safe(member):
+                return self.evaluate(member, safe=False)
+            found = self.evaluate(member)
             if len(self._entries) >= self._limit:
                 self._entries.clear()  # crude but bounded; refills with what is in use
             self._entries[key] = found
         return found
 
-    def evaluate(self, value: Any) -> _Entry:
+    def safe(self, member: Any, key: bytes | None) -> bool:
+        """``cel.int64_safe(member)``, known without a scan for a remembered member."""
+        return (key is not None and key in self._entries) or cel.int64_safe(member)
+
+    def evaluate(self, member: Any, *, safe: bool = True) -> _Outcomes:
+        """The per-member rules' results for ``member`` (decoded JSON), not memoised.
+
+        ``safe``: ``cel.int64_safe(member)`` holds (checked by the caller).
+        """
         out: list[_Outcome] = []
-        for rule in self._rules:
-            assert rule.member_var is not None
-            try:
-                out.append(cel.evaluate(rule.program, {rule.member_var: value}))
-            except cel.CelError as e:
-                out.append(str(e))
-        return _Entry(value, tuple(out))
+        if self._var is not None:  # every rule names the member alike: one activation
+            out = cel.outcomes(self._programs, {self._var: member}, checked=safe)
+        else:
+            for program, var in self._rules:
+                try:
+                    out.append(cel.evaluate(program, {var: member}, checked=safe))
+                except cel.CelError as e:
+                    out.append(str(e))
+        if all(o is True for o in out):
+            return self.passed
+        return tuple(out)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+@dataclass(frozen=True, slots=True)
+class _MemberList:
+    """What the CEL and RE2 stages derive from one ``spec.members`` list alone."""
+
+    outcomes: list[_Outcomes]  # per member, the per-member rules' results
+    passed: bool  # every member passes every per-member rule
+    safe: bool  # every member is within cel.int64_safe
+    re2: Verdict | None  # the RE2 stage's denial
 
 
 class HyperNodeValidator:
@@ -99,31 +142,48 @@ class HyperNodeValidator:
         policy_path: Path = POLICY_PATH,
         schema: SchemaChecker | None = None,
         check_schema: bool = True,
+        compiled: bool = True,
     ) -> None:
+        """``compiled=False``: every CEL expression on celpy's interpreter (for comparisons)."""
         self.lister = lister
-        self.policy = cel.load_policy(policy_path)
-        self._schema = schema if schema is not None else SchemaChecker()
+        self.policy = cel.load_policy(policy_path, compiled=compiled)
+        self._schema = schema if schema is not None else SchemaChecker(compiled=compiled)
         self._check_schema = check_schema
         self._member_rules = self.policy.member_rules
         self._object_rules = tuple(r for r in self.policy.rules if r.member_var is None)
         self._positions = {id(rule): i for i, rule in enumerate(self._member_rules)}
         self._memo = _MemberMemo(self._member_rules)
+        self._lists: dict[bytes, _MemberList] = {}
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Verdict:
         """The verdict for ``obj`` (``old``: the stored version on UPDATE)."""
         if not isinstance(obj, Mapping):
             return Verdict(False, "the object is not a JSON object", "schema", "BadRequest")
-        keys = _member_keys(obj)
+        members = _spec_members(obj)
+        keys: dict[int, bytes] = {}
+        known: _MemberList | None = None
+        digest = _digest(members) if members is not None else None
+        if members is not None:
+            if digest is not None:
+                keys[id(members)] = digest  # the schema checker's whole-array memo uses it
+                known = self._lists.get(digest)
+            if known is None:
+                keys.update(_member_keys(members))
         if self._check_schema:
             causes = self._schema.check(obj, keys)
             if causes:
                 return Verdict(False, join_causes(causes), "schema", "Invalid")
-        denial = self._cel(obj, old, keys)
+        if members is not None and known is None:
+            known = self._member_list(members, keys)
+            if digest is not None:
+                if len(self._lists) >= LIST_MEMO_LIMIT:
+                    self._lists.clear()
+                self._lists[digest] = known
+        denial = self._cel(obj, old, members, known, keys)
         if denial is not None:
             return denial
-        denial = self._re2(obj)
-        if denial is not None:
-            return denial
+        if known is not None and known.re2 is not None:
+            return known.re2
         tree = check_tree(obj, self.lister)
         if tree.denial is not None:
             return Verdict(False, tree.denial, "tree", "Forbidden", tuple(tree.warnings))
@@ -131,28 +191,40 @@ class HyperNodeValidator:
 
     # -- stage 1: CEL --------------------------------------------------------------------
 
+    def _member_list(self, members: list[Any], keys: Mapping[int, bytes]) -> _MemberList:
+        outcomes = [self._memo.outcomes(m, keys.get(id(m))) for m in members]
+        return _MemberList(
+            outcomes,
+            all(o is self._memo.passed for o in outcomes),
+            all(self._memo.safe(m, keys.get(id(m))) for m in members),
+            _re2(members),
+        )
+
     def _cel(
-        self, obj: Mapping[str, Any], old: Mapping[str, Any] | None, keys: Mapping[int, bytes]
+        self,
+        obj: Mapping[str, Any],
+        old: Mapping[str, Any] | None,
+        spec_members: list[Any] | None,
+        known: _MemberList | None,
+        keys: Mapping[int, bytes],
     ) -> Verdict | None:
-        entries, cel_obj = self._object_to_cel(obj, keys)
-        activation: dict[str, Any] = {
-            "object": cel_obj,
-            "oldObject": cel.to_cel(old) if old is not None else None,
-        }
+        activation: dict[str, Any] = {"object": obj, "oldObject": old}
+        safe = _int64_safe(obj, known) and (old is None or cel.int64_safe(old))
         variables: dict[str, Any] = {}
         for var in self.policy.variables:
             try:
                 variables[var.name] = cel.evaluate_value(
-                    var.program, {**activation, "variables": cel.cel_map(variables)}
+                    var.program, {**activation, "variables": variables}, checked=safe
                 )
             except cel.CelError as e:
                 return _rule_error(var.expression, str(e))
-        activation["variables"] = cel.cel_map(variables)
-        outcomes: list[tuple[_Outcome, ...]] | None = None
+        activation["variables"] = variables
+        outcomes: list[_Outcomes] | None = None
+        passed = False  # every member passes every per-member rule
         for rule in self.policy.rules:
             if rule.member_var is None:
                 try:
-                    ok = cel.evaluate(rule.program, activation)
+                    ok = cel.evaluate(rule.program, activation, checked=safe)
                 except cel.CelError as e:
                     return _rule_error(rule.expression, str(e))
                 if not ok:
@@ -162,56 +234,16 @@ class HyperNodeValidator:
                 members = variables.get(cel.MEMBERS_VARIABLE)
                 if not isinstance(members, list):
                     return _rule_error(rule.expression, "variables.members is not a list")
-                outcomes = self._member_outcomes(members, entries)
+                if members is spec_members and known is not None:
+                    outcomes, passed = known.outcomes, known.passed
+                else:
+                    outcomes = [self._memo.outcomes(m, keys.get(id(m))) for m in members]
+                    passed = all(o is self._memo.passed for o in outcomes)
+            if passed:
+                continue
             verdict = _all_members(rule, self._positions[id(rule)], outcomes)
             if verdict is not None:
                 return verdict
-        return None
-
-    def _object_to_cel(
-        self, obj: Mapping[str, Any], keys: Mapping[int, bytes]
-    ) -> tuple[list[_Entry], Any]:
-        """``obj`` as a CEL value whose members are the memo's shared CEL values."""
-        spec = obj.get("spec")
-        members = spec.get("members") if isinstance(spec, Mapping) else None
-        if not isinstance(members, list) or not isinstance(spec, Mapping):
-            return [], cel.to_cel(obj)
-        entries = [self._memo.entry(m, keys.get(id(m))) for m in members]
-        cel_obj = cel.to_cel({**obj, "spec": {**spec, "members": []}})
-        cel_obj["spec"]["members"] = cel.cel_list([e.value for e in entries])
-        return entries, cel_obj
-
-    def _member_outcomes(
-        self, members: list[Any], entries: list[_Entry]
-    ) -> list[tuple[_Outcome, ...]]:
-        """Outcomes for the members list a rule iterates (memoised when it is spec.members)."""
-        if len(members) == len(entries) and all(
-            m is e.value for m, e in zip(members, entries, strict=True)
-        ):
-            return [e.outcomes for e in entries]
-        return [self._memo.evaluate(m).outcomes for m in members]
-
-    # -- stage 2: RE2 --------------------------------------------------------------------
-
-    @staticmethod
-    def _re2(obj: Mapping[str, Any]) -> Verdict | None:
-        spec = obj.get("spec")
-        members = spec.get("members") if isinstance(spec, dict) else None
-        for i, member in enumerate(members if isinstance(members, list) else []):
-            selector = member.get("selector") if isinstance(member, dict) else None
-            regex = selector.get("regexMatch") if isinstance(selector, dict) else None
-            pattern = regex.get("pattern") if isinstance(regex, dict) else None
-            if not isinstance(pattern, str):
-                continue
-            reason = re2_error(pattern)
-            if reason is not None:
-                field_path = f"spec.members[{i}].selector.regexMatch.pattern"
-                shown = orjson.dumps(pattern).decode()
-                message = (
-                    f"{field_path}: Invalid value: {shown}: "
-                    f"member regexMatch pattern is invalid: {reason}"
-                )
-                return Verdict(False, message, "re2", "Invalid")
         return None
 
     def memo_size(self) -> int:
@@ -225,15 +257,53 @@ class HyperNodeValidator:
             spec = obj.get("spec")
             members = spec.get("members") if isinstance(spec, Mapping) else None
             for member in members if isinstance(members, list) else []:
-                self._memo.entry(member)
+                self._memo.outcomes(member)
 
 
-def _member_keys(obj: Mapping[str, Any]) -> dict[int, bytes]:
-    """Each member's canonical JSON by ``id()``: computed once, used by every memo."""
+def _int64_safe(obj: Mapping[str, Any], known: _MemberList | None) -> bool:
+    """``cel.int64_safe(obj)``; the members' part comes from ``known`` when given."""
+    spec = obj.get("spec")
+    if known is None or not isinstance(spec, dict):
+        return cel.int64_safe(obj)
+    return known.safe and cel.int64_safe({**obj, "spec": {**spec, "members": None}})
+
+
+def _re2(members: list[Any]) -> Verdict | None:
+    """Stage 2: the first regexMatch pattern RE2 (Go's syntax) does not compile."""
+    for i, member in enumerate(members):
+        selector = member.get("selector") if isinstance(member, dict) else None
+        regex = selector.get("regexMatch") if isinstance(selector, dict) else None
+        pattern = regex.get("pattern") if isinstance(regex, dict) else None
+        if not isinstance(pattern, str):
+            continue
+        reason = re2_error(pattern)
+        if reason is not None:
+            field_path = f"spec.members[{i}].selector.regexMatch.pattern"
+            shown = orjson.dumps(pattern).decode()
+            message = (
+                f"{field_path}: Invalid value: {shown}: "
+                f"member regexMatch pattern is invalid: {reason}"
+            )
+            return Verdict(False, message, "re2", "Invalid")
+    return None
+
+
+def _digest(value: Any) -> bytes | None:
+    """A 128-bit digest of ``value``'s JSON (None when it has no JSON form)."""
+    try:
+        return hashlib.blake2b(orjson.dumps(value), digest_size=16).digest()
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _spec_members(obj: Mapping[str, Any]) -> list[Any] | None:
     spec = obj.get("spec")
     members = spec.get("members") if isinstance(spec, dict) else None
-    if not isinstance(members, list):
-        return {}
+    return members if isinstance(members, list) else None
+
+
+def _member_keys(members: list[Any]) -> dict[int, bytes]:
+    """Each member's canonical JSON by ``id()``: computed once, used by every memo."""
     keys = {}
     for member in members:
         if isinstance(member, dict):
@@ -244,9 +314,7 @@ def _member_keys(obj: Mapping[str, Any]) -> dict[int, bytes]:
     return keys
 
 
-def _all_members(
-    rule: cel.Rule, position: int, outcomes: list[tuple[_Outcome, ...]]
-) -> Verdict | None:
+def _all_members(rule: cel.Rule, position: int, outcomes: list[_Outcomes]) -> Verdict | None:
     """CEL's ``all``: any false member denies; else any error denies; else None."""
     first_error: tuple[int, str] | None = None
     for i, results in enumerate(outcomes):

@@ -109,6 +109,14 @@ def _outcome(program: Any, value: Any) -> Any:
         return "error"
 
 
+def _plain_outcome(runner: Any, value: Any) -> Any:
+    try:
+        result = runner.evaluate({**cel.LIBRARY, "member": value})
+    except Exception:  # celpy raises CELEvalError and, rarely, Python errors
+        return "error"
+    return bool(result) if isinstance(result, celpy.celtypes.BoolType) else "error"
+
+
 @settings(max_examples=40, deadline=None)
 @given(member=JSONISH)
 def test_flattened_programs_agree_with_celpy_on_any_member(member: Any) -> None:
@@ -116,7 +124,7 @@ def test_flattened_programs_agree_with_celpy_on_any_member(member: Any) -> None:
     value = cel.to_cel(member)
     for rule in POLICY.member_rules:
         plain = env.program(env.compile(_body_source(rule.expression)), cel.FUNCTIONS)
-        assert _outcome(rule.program, value) == _outcome(plain, value)
+        assert _outcome(rule.program, value) == _plain_outcome(plain, value)
 
 
 def _body_source(expression: str) -> str:
@@ -137,3 +145,27 @@ def test_compiled_program_does_not_leak_variables_between_evaluations() -> None:
     assert cel.evaluate(program, {"x": cel.to_cel(1)}) is True
     with pytest.raises(cel.CelError):
         cel.evaluate(program, {})
+
+
+@pytest.mark.parametrize(
+    ("member", "errors"),
+    [
+        ({"selector": {"exactMatch": {"name": "node-1"}}}, False),
+        ({"selector": {"exactMatch": {"name": 7}}}, True),
+        ({"selector": {"exactMatch": {"name": "-x"}, "regexMatch": {}}}, False),
+        ("not-a-map", False),
+    ],
+    ids=["valid", "name-not-string", "two-selectors", "text"],
+)
+def test_outcomes_give_each_rule_result_or_error_text_like_evaluate(
+    member: Any, errors: bool
+) -> None:
+    programs = tuple(r.program for r in POLICY.member_rules)
+    expected: list[Any] = []
+    for program in programs:
+        try:
+            expected.append(cel.evaluate(program, {"member": member}))
+        except cel.CelError as e:
+            expected.append(str(e))
+    assert cel.outcomes(programs, {"member": member}) == expected
+    assert any(isinstance(o, str) for o in expected) is errors
