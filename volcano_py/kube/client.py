@@ -81,7 +81,11 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
         kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
 
     def token() -> str | None:
-        value = cfg.get_api_key_with_prefix("authorization")
+        # kubernetes >= 3x keeps kubeconfig and in-cluster tokens under "BearerToken"
+        # (with the "Bearer " prefix); older releases used "authorization"
+        value = cfg.get_api_key_with_prefix("BearerToken") or cfg.get_api_key_with_prefix(
+            "authorization"
+        )
         return str(value) if value else None
 
     return ClientConfig(
