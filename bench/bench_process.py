@@ -1,0 +1,283 @@
+"""The whole ``volcano-py manager`` process (issue 7, P5): memory and webhook latency.
+
+Two parts, each against a private control plane (etcd + kube-apiserver, no
+kube-controller-manager: nothing garbage-collects the benchmark's objects):
+
+1. **rss** - resident memory of the manager's gunicorn worker (``VmRSS`` in
+   ``/proc/<pid>/status``; the master's is printed too) with 10,000 Nodes and 50,000 Pods
+   cached (created through the API server with concurrent requests; the Pods are bound,
+   Deployment-shaped, ``bench.objects``). Goal: <= 600 MB. Baseline, same run: the same
+   process against the empty cluster.
+2. **webhook** - HyperNode admission p99 over TLS at 300 requests/s (8 keep-alive
+   connections, open loop, ``bench.bench_webhook``'s load generator) while the scheduler
+   places 2,000 pods (created during the window, each its own gang via pg-controller), next to
+   a bare Flask endpoint under the same gunicorn settings (``bench_webhook --serve-bare``) in
+   the same run. Goal: p99 <= 3x the bare endpoint's.
+
+``python -m bench process`` runs both; ``python -m bench.bench_process rss|webhook`` one.
+``BENCH_SECONDS`` (default 20) sets the baseline windows and ``BENCH_BUSY_SECONDS`` (default
+50) the one while scheduling; ``BENCH_PODS`` / ``BENCH_NODES`` / ``BENCH_SCHED_PODS`` scale the
+parts down for a quick look; ``BENCH_SWITCH_INTERVAL=0.0005`` runs both servers with that
+``sys.setswitchinterval`` (the GIL hand-over interval; Python's default is 5 ms).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.bench_webhook import RATE, hypernode, open_loop, review, start, stop
+from bench.objects import node, pod
+from tests.builders import create_node
+from tests.controlplane.harness import ControlPlane, free_port
+from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
+from tests.fixtures import install_crds
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.errors import AlreadyExists
+
+NODES = int(os.environ.get("BENCH_NODES", "10000"))
+PODS = int(os.environ.get("BENCH_PODS", "50000"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
+# long enough for the 2,000 placements to happen inside the window on a 2-core machine
+BUSY_SECONDS = float(os.environ.get("BENCH_BUSY_SECONDS", "50"))
+# e.g. 0.0005: run both servers with a shorter GIL switch interval (default: Python's 5 ms)
+SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
+SCHEDULED_PODS = int(os.environ.get("BENCH_SCHED_PODS", "2000"))
+RSS_GOAL_MB = 600.0
+CREATORS = 24
+
+
+def plane() -> ControlPlane:
+    cp = ControlPlane(controller_manager=False).start()
+    admin = KubeClient(cp.admin_config())
+    install_crds(admin)
+    for ns in ("volcano-system", "bench"):
+        admin.create(R.NAMESPACES, {"metadata": {"name": ns}})
+    return cp
+
+
+def vm_rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """``field`` (VmRSS: resident now, VmHWM: peak) of ``pid`` in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} for {pid}")
+
+
+def worker_pid(process: ManagerProcess) -> int:
+    master = process.proc.pid
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return int(children[0])
+
+
+def parallel(items: list[Any], fn: Any, workers: int = CREATORS) -> float:
+    """Run ``fn`` over ``items`` on a pool; returns the seconds it took."""
+    started = time.monotonic()
+    with ThreadPoolExecutor(workers) as pool:
+        for _ in pool.map(fn, items):
+            pass
+    return time.monotonic() - started
+
+
+def api_node(i: int) -> dict[str, Any]:
+    body = node(i)
+    meta = body["metadata"]
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+        meta.pop(key, None)
+    return body
+
+
+def api_pod(i: int) -> dict[str, Any]:
+    body = pod(i, node=f"node-{i % NODES:05d}")
+    meta = body["metadata"]
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generateName"):
+        meta.pop(key, None)
+    meta.pop("ownerReferences", None)
+    body["spec"]["schedulerName"] = "default-scheduler"  # bound already; cached, not gangs
+    body.pop("status", None)
+    return body
+
+
+def fill(client: KubeClient) -> None:
+    def make_node(i: int) -> None:
+        body = api_node(i)
+        status = copy.deepcopy(body.get("status") or {})
+        try:
+            client.create(R.NODES, body)
+        except AlreadyExists:
+            return
+        client.patch(R.NODES, body["metadata"]["name"], {"status": status}, subresource="status")
+
+    def make_pod(i: int) -> None:
+        with contextlib.suppress(AlreadyExists):
+            client.create(R.PODS, api_pod(i), namespace="bench")
+
+    took = parallel(list(range(NODES)), make_node)
+    print(f"   {NODES} nodes created in {took:.0f} s", flush=True)
+    took = parallel(list(range(PODS)), make_pod)
+    print(f"   {PODS} pods created in {took:.0f} s ({PODS / took:.0f}/s)", flush=True)
+
+
+def measure_rss(cp: ControlPlane, work: Path, label: str) -> float:
+    manager = start_manager(cp, work, "--v=1")
+    try:
+        time.sleep(5)  # controllers' first rounds over the caches
+        pid = worker_pid(manager)
+        worker, peak = vm_rss_mb(pid), vm_rss_mb(pid, "VmHWM")
+        master = vm_rss_mb(manager.proc.pid)
+        print(
+            f"   {label}: worker VmRSS {worker:.0f} MB (peak {peak:.0f} MB), "
+            f"gunicorn master {master:.0f} MB"
+        )
+        return worker
+    finally:
+        stop_manager(manager)
+
+
+def rss() -> int:
+    print(f"-- manager RSS with {NODES} nodes and {PODS} pods cached", flush=True)
+    cp = plane()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            empty = measure_rss(cp, Path(folder) / "empty", "empty cluster (baseline)")
+            fill(KubeClient(cp.admin_config(), qps=0, burst=0))
+            full = measure_rss(cp, Path(folder) / "full", f"{NODES} nodes + {PODS} pods")
+    finally:
+        cp.stop()
+    ok = full <= RSS_GOAL_MB
+    print(
+        f"worker RSS {full:.0f} MB = {full / max(empty, 1e-9):.1f}x the empty-cluster baseline "
+        f"({empty:.0f} MB); +{full - empty:.0f} MB for the caches "
+        f"(goal <= {RSS_GOAL_MB:.0f} MB: {'OK' if ok else 'MISSED'})"
+    )
+    return 0 if ok else 1
+
+
+def bound(client: KubeClient) -> int:
+    pods = client.list_all(R.PODS, "sched")
+    return sum(1 for p in pods if p["spec"].get("nodeName"))
+
+
+def webhook() -> int:
+    print(
+        f"-- webhook p99 at {RATE} req/s over TLS while the scheduler places "
+        f"{SCHEDULED_PODS} pods ({SECONDS:.0f} s baseline windows, {BUSY_SECONDS:.0f} s busy)",
+        flush=True,
+    )
+    cp = plane()
+    admin = KubeClient(cp.admin_config(), qps=0, burst=0)
+    admin.create(R.NAMESPACES, {"metadata": {"name": "sched"}})
+    for i in range(100):  # the builder's Nodes: Ready, untainted (no node lifecycle here)
+        create_node(
+            admin, f"sched-{i:03d}", allocatable={"cpu": "64", "memory": "256Gi", "pods": "110"}
+        )
+    folder = Path(tempfile.mkdtemp(prefix="bench-process-"))
+    saved_path = os.environ.get("PYTHONPATH")
+    if SWITCH_INTERVAL:  # both servers (not the load generator) get the same interpreter setting
+        (folder / "site").mkdir()
+        (folder / "site" / "sitecustomize.py").write_text(
+            f"import sys\nsys.setswitchinterval({SWITCH_INTERVAL})\n"
+        )
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(folder / "site"), str(Path.cwd()), saved_path) if p
+        )
+        print(f"   sys.setswitchinterval({SWITCH_INTERVAL}) in both servers")
+    manager = start_manager(cp, folder)
+    ca = folder / "certs" / "ca.crt"
+    bare_port = free_port()
+    bare = start(
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_webhook",
+            "--serve-bare",
+            str(bare_port),
+            str(folder / "certs"),
+        ],
+        bare_port,
+        ca,
+    )
+    if saved_path is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = saved_path
+    payload = json.dumps(review(hypernode("bench-16", 16))).encode()
+    try:
+        results = {}
+        for label, port in (("bare Flask", bare_port), ("manager, idle", manager.webhook_port)):
+            open_loop(port, ca, payload, 1.0)
+            results[label] = open_loop(port, ca, payload, SECONDS)
+
+        def make(i: int) -> None:
+            admin.create(
+                R.PODS,
+                {
+                    "metadata": {"name": f"p{i:05d}", "namespace": "sched"},
+                    "spec": {
+                        "schedulerName": "volcano",
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                            }
+                        ],
+                    },
+                },
+                namespace="sched",
+            )
+
+        started = time.monotonic()
+        creator = threading.Thread(
+            target=parallel, args=(list(range(SCHEDULED_PODS)), make, 8), daemon=True
+        )
+        creator.start()
+        results["manager, scheduling"] = open_loop(manager.webhook_port, ca, payload, BUSY_SECONDS)
+        in_window = bound(admin)
+        creator.join()
+        while bound(admin) < SCHEDULED_PODS and time.monotonic() - started < 300:
+            time.sleep(1)
+        all_bound = time.monotonic() - started
+        final = bound(admin)
+    finally:
+        stop(bare)
+        stop_manager(manager)
+        cp.stop()
+    for label, r in results.items():
+        print(
+            f"{label:>20}: p50 {r['p50']:7.2f} ms  p99 {r['p99']:7.2f} ms  "
+            f"{r['rps']:6.1f} req/s  non-200 {r['errors']:.0f}"
+        )
+    print(
+        f"pods bound: {in_window}/{SCHEDULED_PODS} within the window, {final} after "
+        f"{all_bound:.0f} s"
+    )
+    ratio = results["manager, scheduling"]["p99"] / max(results["bare Flask"]["p99"], 1e-9)
+    ok = ratio <= 3.0 and final == SCHEDULED_PODS
+    print(
+        f"manager p99 while scheduling / bare Flask p99 = {ratio:.2f}x "
+        f"(goal <= 3x: {'OK' if ok else 'MISSED'})"
+    )
+    return 0 if ok else 1
+
+
+def main(argv: list[str]) -> int:
+    parts = argv or ["rss", "webhook"]
+    failed = 0
+    for part in parts:
+        failed += {"rss": rss, "webhook": webhook}[part]()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
