@@ -19,7 +19,7 @@ from typing import Any
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.controllers.framework import parse_controllers_flag
 from volcano_py.kube.client import KubeClient, load_config
-from volcano_py.kube.runtime import tune_gc
+from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
 from volcano_py.manager import Manager, ManagerOptions
 
@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbosity, args.log_format)
     tune_gc()
+    tune_switch_interval()
     options = options_from(args)
     cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
     client = KubeClient(load_config(options.kubeconfig))
