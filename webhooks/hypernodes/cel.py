@@ -48,6 +48,12 @@ from webhooks.hypernodes.celfuncs import LIBRARY as LIBRARY  # re-exported
 
 log = logging.getLogger(__name__)
 
+# celpy logs a failing function's arguments with ``%s`` at ERROR level. Those arguments are
+# request data and nested CELEvalErrors whose text grows with every level: a crafted
+# HyperNode made one such log line allocate gigabytes (found by the hypothesis equivalence
+# test). Errors reach the admission response through ``CelError``; celpy's own log stays off.
+logging.getLogger("celpy").setLevel(logging.CRITICAL + 1)
+
 MEMBERS_VARIABLE = "members"
 Tree = lark.Tree[Any]
 _CHAIN = {

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+import re2
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from webhooks.hypernodes import cel
@@ -164,6 +165,7 @@ def test_compiled_object_rules_agree_with_celpy_when_object_is_arbitrary(obj: An
             _same(compiled_rule.program, interpreted_rule.program, activation)
 
 
+MACRO = re2.compile(r"\.(all|exists|exists_one|map|filter)\(")
 EXPRESSIONS = [
     "x ? y : z",
     "x || y",
@@ -224,6 +226,12 @@ def test_compiled_expression_agrees_with_celpy_when_bindings_are_arbitrary(
     @given(x=VALUE, y=VALUE, z=VALUE, unbound=st.sampled_from(["", "", "", "", "x", "y", "z"]))
     def check(x: Any, y: Any, z: Any, unbound: str) -> None:
         values = {"x": x, "y": y, "z": z}
+        # celpy's all()/exists() over a string walks its characters and nests every error's
+        # text into the next one: memory doubles per character (GiBs for the 5,000-character
+        # case). Our rules never iterate strings (the schema stage rejects a non-list
+        # ``members`` before CEL runs), so such cases say nothing about equivalence.
+        if MACRO.search(expression):
+            assume(not any(isinstance(v, str) and len(v) > 8 for v in values.values()))
         _same(compiled, interpreted, {k: v for k, v in values.items() if k != unbound})
 
     check()
