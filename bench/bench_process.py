@@ -18,7 +18,8 @@ kube-controller-manager: nothing garbage-collects the benchmark's objects):
 ``BENCH_SECONDS`` (default 20) sets the baseline windows and ``BENCH_BUSY_SECONDS`` (default
 50) the one while scheduling; ``BENCH_PODS`` / ``BENCH_NODES`` / ``BENCH_SCHED_PODS`` scale the
 parts down for a quick look; ``BENCH_SWITCH_INTERVAL=0.0005`` runs both servers with that
-``sys.setswitchinterval`` (the GIL hand-over interval; Python's default is 5 ms).
+``sys.setswitchinterval`` (the GIL hand-over interval; Python's default is 5 ms; the manager
+itself now always runs with 0.5 ms, ``volcano_py.kube.runtime.tune_switch_interval``).
 """
 
 from __future__ import annotations
