@@ -143,3 +143,18 @@ def manager(
         R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-e2e"
     )
     assert stop_manager(process) == 0, process.log()[-4000:]
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    """A test module's own control plane (for scenarios that kill or restart parts of it)."""
+    from tests.e2e.faults import own_plane
+
+    with own_plane() as cp:
+        yield cp
+
+
+@pytest.fixture(scope="module")
+def admin(plane: ControlPlane) -> KubeClient:
+    """An admin client for the module's own ``plane``."""
+    return KubeClient(plane.admin_config())

@@ -29,7 +29,6 @@ from tests.e2e.faults import (
     PodWatch,
     label_source,
     node_count,
-    own_plane,
     put_controller_config,
     rack_node,
     wait_until,
@@ -43,17 +42,6 @@ pytestmark = pytest.mark.timeout(300)
 NS = "r1"
 PLAIN = 10  # Deployments of 2 x 1 CPU
 GANG = ("gang", 4, "2")  # name, replicas, cpu: 4 x 2 CPUs as one gang (min-member 4)
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with own_plane() as cp:
-        yield cp
-
-
-@pytest.fixture(scope="module")
-def admin(plane: ControlPlane) -> KubeClient:
-    return KubeClient(plane.admin_config())
 
 
 @pytest.fixture(scope="module")

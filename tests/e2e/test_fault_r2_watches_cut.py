@@ -29,7 +29,6 @@ from tests.e2e.faults import (
     discovered,
     label_source,
     node_count,
-    own_plane,
     put_controller_config,
     rack_node,
     wait_until,
@@ -42,17 +41,6 @@ pytestmark = pytest.mark.timeout(240)
 
 CYCLES = 3
 RACKS = [("s0", "s0-r0"), ("s0", "s0-r1"), ("s1", "s1-r0"), ("s1", "s1-r1")]
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with own_plane() as cp:
-        yield cp
-
-
-@pytest.fixture(scope="module")
-def admin(plane: ControlPlane) -> KubeClient:
-    return KubeClient(plane.admin_config())
 
 
 @pytest.fixture(scope="module")

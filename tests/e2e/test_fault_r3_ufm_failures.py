@@ -19,7 +19,12 @@ import pytest
 
 from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
-from tests.e2e.faults import SOURCE_LABEL, SYSTEM_NS, own_plane, put_controller_config, wait_until
+from tests.e2e.faults import (
+    SOURCE_LABEL,
+    SYSTEM_NS,
+    put_controller_config,
+    wait_until,
+)
 from tests.ufm_standin import UFMStandIn
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -34,17 +39,6 @@ FAILURES = {
     "hang": "timed out",
     "wrong-password": "HTTP 401",
 }
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with own_plane() as cp:
-        yield cp
-
-
-@pytest.fixture(scope="module")
-def admin(plane: ControlPlane) -> KubeClient:
-    return KubeClient(plane.admin_config())
 
 
 @pytest.fixture(scope="module")

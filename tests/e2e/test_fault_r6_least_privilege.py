@@ -28,7 +28,6 @@ from tests.e2e.faults import (
     SYSTEM_NS,
     discovered,
     label_source,
-    own_plane,
     put_controller_config,
     rack_node,
     wait_until,
@@ -103,17 +102,6 @@ def service_account_kubeconfig(plane: ControlPlane, admin: KubeClient, path: Pat
 def placed(admin: KubeClient, namespace: str) -> list[str]:
     """Each pod's nodeName ("" while pending)."""
     return [p["spec"].get("nodeName", "") for p in admin.list_all(R.PODS, namespace)]
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with own_plane() as cp:
-        yield cp
-
-
-@pytest.fixture(scope="module")
-def admin(plane: ControlPlane) -> KubeClient:
-    return KubeClient(plane.admin_config())
 
 
 @pytest.fixture(scope="module")

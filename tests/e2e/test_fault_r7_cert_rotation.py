@@ -24,7 +24,6 @@ from cryptography import x509
 from tests.builders import exact, hypernode_body, regex
 from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
-from tests.e2e.faults import own_plane
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import ApiError
@@ -33,12 +32,6 @@ pytestmark = pytest.mark.timeout(240)
 
 VALIDITY = 30
 HAMMER_SECONDS = 75
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with own_plane() as cp:
-        yield cp
 
 
 @pytest.fixture(scope="module")
