@@ -25,14 +25,8 @@ from typing import Any
 
 import orjson
 
-from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.simulator import (
-    Simulator,
-    SnapshotError,
-    load_objects,
-    load_scheduler_conf,
-)
 
 JSON = dict[str, Any]
 
@@ -45,23 +39,18 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
+    add_snapshot_arguments(parser)
     parser.add_argument("--job", required=True, metavar="NS/PODGROUP", help="the PodGroup")
-    parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
-    parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
     parser.add_argument("-o", "--output", choices=("json", "text"), default="json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Explain one job."""
-    try:
-        objects = load_objects(args.cluster)
-        conf = load_scheduler_conf(args.scheduler_conf)
-    except (SnapshotError, ConfError) as e:
-        sys.stderr.write(f"error: {e}\n")
+    simulator = load_simulator(args)
+    if simulator is None:
         return 2
-    ssn = Simulator(objects, conf, args.scheduler_name).open_session()
+    ssn = simulator.open_session()
     try:
         if args.job not in ssn.jobs:
             known = ", ".join(sorted(ssn.jobs)) or "none"

@@ -21,14 +21,8 @@ from typing import Any
 import orjson
 import yaml
 
-from volcano_py.scheduler.framework.arguments import ConfError
-from volcano_py.scheduler.simulator import (
-    SimulationResult,
-    Simulator,
-    SnapshotError,
-    load_objects,
-    load_scheduler_conf,
-)
+from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
+from volcano_py.scheduler.simulator import SimulationResult
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,22 +33,17 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
-    parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
-    parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
+    add_snapshot_arguments(parser)
     parser.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Simulate and print."""
-    try:
-        objects = load_objects(args.cluster)
-        conf = load_scheduler_conf(args.scheduler_conf)
-    except (SnapshotError, ConfError) as e:
-        sys.stderr.write(f"error: {e}\n")
+    simulator = load_simulator(args)
+    if simulator is None:
         return 2
-    result = Simulator(objects, conf, args.scheduler_name).run()
+    result = simulator.run()
     sys.stdout.write(render(result, args.output))
     return 0
 

@@ -1,0 +1,38 @@
+"""Snapshot arguments and loading shared by the offline scheduler commands.
+
+``simulate`` and ``explain`` take the same ``--cluster``/``--scheduler-conf``/
+``--scheduler-name`` and build a ``Simulator`` the same way (errors to stderr, exit 2).
+
+Not a subcommand itself (it is not listed in ``COMMANDS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.simulator import (
+    Simulator,
+    SnapshotError,
+    load_objects,
+    load_scheduler_conf,
+)
+
+
+def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--cluster``, ``--scheduler-conf`` and ``--scheduler-name``."""
+    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
+    parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
+    parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
+
+
+def load_simulator(args: argparse.Namespace) -> Simulator | None:
+    """The simulator over the snapshot, or None after printing why it cannot be built."""
+    try:
+        objects = load_objects(args.cluster)
+        conf = load_scheduler_conf(args.scheduler_conf)
+    except (SnapshotError, ConfError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return None
+    return Simulator(objects, conf, args.scheduler_name)
