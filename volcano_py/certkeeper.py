@@ -103,7 +103,7 @@ class CertKeeper:
         if fresh is bundle:
             return fresh
         try:
-            certs.save_secret(client, self.namespace, name, fresh)
+            certs.save_secret(client, self.namespace, name, fresh, create_only=bundle is None)
             log.info(
                 "webhook certificate %s in Secret %s/%s",
                 "renewed" if bundle else "created",

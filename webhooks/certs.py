@@ -9,9 +9,9 @@
 - ``save_secret`` / ``load_secret``: the same three keys in a ``kubernetes.io/tls`` Secret.
 - ``patch_ca_bundle``: put the CA bundle into every webhook of a
   ValidatingWebhookConfiguration (get + update, retried on conflict).
-- ``bootstrap(client, folder, secret_name=...)``: the replica's view - the Secret is the
-  source of truth (created or renewed when due, races between replicas resolved by taking
-  the winner's), the CA patched into the webhook configuration, the files written.
+- the replica's view (the Secret as the source of truth shared by replicas, the CA patched
+  into the webhook configuration before a certificate signed by it is served, rotation on a
+  timer) is ``volcano_py.certkeeper.CertKeeper``, built from these pieces.
 - ``ensure(...)``: the same for a folder alone: load what exists, renew what is due
   (``due_for_renewal``: less than a third of the serving certificate's life left; the CA is
   replaced within a year of its expiry), write it back.
@@ -48,7 +48,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.errors import AlreadyExists, Conflict, NotFound
+from volcano_py.kube.errors import Conflict, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -334,52 +334,6 @@ def ensure(
     write_cert_dir(bundle, folder)
     log.info("wrote webhook certificate for %s (expires %s)", names[0], not_after(bundle.cert))
     return bundle, True
-
-
-def bootstrap(
-    client: KubeClient,
-    folder: Path,
-    *,
-    namespace: str = DEFAULT_NAMESPACE,
-    secret_name: str,
-    webhook_config: str | None = None,
-    service: str = DEFAULT_SERVICE,
-    ips: Sequence[str] = ("127.0.0.1", "::1"),
-    days: int = SERVING_DAYS,
-) -> CertBundle:
-    """Certificates for a replica: the Secret's bundle, created or renewed when needed.
-
-    Idempotent, so calling it periodically is the rotation: the Secret is the source of
-    truth shared by every replica; a replica that loses a create/update race to another
-    takes the winner's bundle. The bundle is written to ``folder`` (what the server serves;
-    it reloads on change) and, when ``webhook_config`` is given, its CA patched into that
-    ValidatingWebhookConfiguration *before* the caller serves a certificate signed by it.
-    """
-    names = dns_names(service, namespace)
-    bundle = load_secret(client, namespace, secret_name)
-    if bundle is None or due_for_renewal(bundle):
-        fresh = (
-            renew(bundle, names, ips, days)
-            if bundle is not None
-            else generate(service, namespace, ips=ips, days=days)
-        )
-        try:
-            save_secret(client, namespace, secret_name, fresh, create_only=bundle is None)
-            bundle = fresh
-            log.info("stored a new webhook certificate in Secret %s/%s", namespace, secret_name)
-        except (AlreadyExists, Conflict):
-            bundle = load_secret(client, namespace, secret_name)
-            if bundle is None:
-                raise
-    if webhook_config:
-        try:
-            patch_ca_bundle(client, webhook_config, bundle.ca_cert)
-        except NotFound:
-            log.warning(
-                "ValidatingWebhookConfiguration %s not found; caBundle not set", webhook_config
-            )
-    write_cert_dir(bundle, folder)
-    return bundle
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import uuid
-from typing import Any
 
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -54,51 +53,6 @@ def test_patch_ca_bundle_sets_every_webhook(client: KubeClient) -> None:
         stored = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, name)
         bundles = [base64.b64decode(w["clientConfig"]["caBundle"]) for w in stored["webhooks"]]
         assert bundles == [bundle.ca_cert, bundle.ca_cert]
-    finally:
-        with contextlib.suppress(NotFound):
-            client.delete(R.VALIDATING_WEBHOOK_CONFIGURATIONS, name)
-
-
-def test_bootstrap_creates_then_reuses_the_secret_and_patches_ca(
-    client: KubeClient, namespace: str, tmp_path_factory: Any
-) -> None:
-    name = f"volcano-py-test-{uuid.uuid4().hex[:8]}"
-    config = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": name},
-        "webhooks": [
-            {
-                "name": "validatehypernode.volcano.sh",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Ignore",
-                "clientConfig": {"url": "https://127.0.0.1:1/hypernodes/validate"},
-                "objectSelector": {"matchLabels": {"never": name}},
-                "rules": [
-                    {
-                        "apiGroups": ["topology.volcano.sh"],
-                        "apiVersions": ["v1alpha1"],
-                        "operations": ["CREATE"],
-                        "resources": ["hypernodes"],
-                    }
-                ],
-            }
-        ],
-    }
-    client.create(R.VALIDATING_WEBHOOK_CONFIGURATIONS, config)
-    try:
-        replica_a, replica_b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
-        first = certs.bootstrap(
-            client, replica_a, namespace=namespace, secret_name="wh", webhook_config=name
-        )
-        second = certs.bootstrap(
-            client, replica_b, namespace=namespace, secret_name="wh", webhook_config=name
-        )
-        assert first == second  # the second replica takes the stored bundle
-        assert certs.load_cert_dir(replica_b) == first
-        stored = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, name)
-        assert base64.b64decode(stored["webhooks"][0]["clientConfig"]["caBundle"]) == first.ca_cert
     finally:
         with contextlib.suppress(NotFound):
             client.delete(R.VALIDATING_WEBHOOK_CONFIGURATIONS, name)
