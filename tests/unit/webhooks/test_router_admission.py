@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import orjson
 import pytest
+from werkzeug.exceptions import NotFound
 
 from webhooks.admission import MAX_BODY_BYTES, allowed, denied, handle_review
 from webhooks.app import create_app
@@ -143,3 +145,41 @@ def test_app_answers_other_requests_without_5xx_from_client_input(
     app_client: Any, method: str, path: str, status: int
 ) -> None:
     assert getattr(app_client, method)(path).status_code == status
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("post", "/things/validate/", 404),  # strict slashes, as werkzeug answers
+        ("post", "/things//validate", 308),  # merged slashes redirect, as werkzeug answers
+        ("get", "/healthz/", 404),
+        ("head", "/healthz", 200),  # GET rules accept HEAD
+        ("put", "/things/validate", 405),
+    ],
+)
+def test_app_routing_edge_cases_keep_werkzeugs_answers(
+    app_client: Any, method: str, path: str, status: int
+) -> None:
+    assert getattr(app_client, method)(path).status_code == status
+
+
+def test_fixed_paths_are_matched_without_leaving_garbage_cycles() -> None:
+    router = AdmissionRouter()
+    router.register("/things/validate", _allow, [RULE])
+    app = create_app(router)
+    adapter = app.url_map.bind("localhost")
+    adapter.match("/healthz", method="GET")  # first match builds werkzeug's state machine
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(100):
+            rule, args = adapter.match("/things/validate", method="POST", return_rule=True)
+            assert rule.endpoint == "admit:/things/validate"
+            assert args == {}
+            assert adapter.match("/healthz", method="GET") == ("healthz", {})
+        assert gc.collect() == 0
+        with pytest.raises(NotFound):  # what it does not know goes to werkzeug (which cycles)
+            adapter.match("/nope", method="GET")
+        assert gc.collect() > 0
+    finally:
+        gc.enable()
