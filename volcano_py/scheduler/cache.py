@@ -15,6 +15,14 @@ Contract:
 - **Assumed binds.** ``assume(task, node)`` marks a pod Binding on its node before the bind
   call, so the next cycle does not place it again; ``forget`` rolls it back when the bind
   fails; the informer's update with ``spec.nodeName`` makes it final.
+- **Settled jobs stay out of cycles.** A job the last cycle left with nothing to do (Running or
+  later, no pending task, no status to write, no failure) is *settled* by ``settle``; a
+  cycle's ``snapshot(active_only=True)`` leaves it out until an event touches it (its PodGroup
+  or one of its tasks changes, which bumps the job's change counter and unsettles it). So a
+  cycle costs O(jobs that need attention), not O(every PodGroup in the cluster): with 4,000
+  running gangs the scheduler was rebuilding and re-checking all of them twice a second. A
+  job touched while a cycle ran is not settled (its counter moved since the snapshot).
+  Running jobs' tasks still count on their nodes, which is all other jobs need of them.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 """
@@ -76,6 +84,8 @@ class SchedulerCache:
         self._job_tasks: dict[str, dict[str, TaskInfo]] = {}
         self._podgroups: dict[str, JSON] = {}
         self._assumed: dict[str, str] = {}
+        self._job_versions: dict[str, int] = {}
+        self._settled: set[str] = set()
         self.hypernodes = HyperNodeIndex()
 
     # -- informer wiring --------------------------------------------------------------------
@@ -129,6 +139,25 @@ class SchedulerCache:
             self.hypernodes.delete_node(name)
         self.changed.set()
 
+    # -- jobs' change counters ----------------------------------------------------------------
+
+    def _touch(self, job: str) -> None:
+        """Something of ``job`` changed: bump its counter, unsettle it."""
+        self._job_versions[job] = self._job_versions.get(job, 0) + 1
+        self._settled.discard(job)
+
+    def settle(self, versions: dict[str, int]) -> None:
+        """Leave these jobs out of cycles until they change (``versions``: from the snapshot)."""
+        with self._lock:
+            for job, version in versions.items():
+                if self._job_versions.get(job, 0) == version and job in self._podgroups:
+                    self._settled.add(job)
+
+    def is_settled(self, job: str) -> bool:
+        """Whether cycles currently leave ``job`` out."""
+        with self._lock:
+            return job in self._settled
+
     # -- pods -------------------------------------------------------------------------------
 
     def _drop_task(self, key: str) -> None:
@@ -142,6 +171,7 @@ class SchedulerCache:
                 node.remove_task(task)
         if task.job:
             self._job_tasks.get(task.job, {}).pop(key, None)
+            self._touch(task.job)
 
     def _add_task(self, key: str, pod: JSON) -> None:
         task = TaskInfo(pod)
@@ -165,6 +195,7 @@ class SchedulerCache:
                 node.add_task(task)
         if task.job and ours:
             self._job_tasks.setdefault(task.job, {})[key] = task
+            self._touch(task.job)
 
     def update_pod(self, pod: JSON) -> None:
         """A Pod was added or changed (wakes the loop only when its placement state moved)."""
@@ -226,13 +257,17 @@ class SchedulerCache:
         with self._lock:
             old = self._podgroups.get(key)
             self._podgroups[key] = pg
+            self._touch(key)
         if old is None or old.get("spec") != pg.get("spec"):
             self.changed.set()
 
     def delete_podgroup(self, pg: JSON) -> None:
         """A PodGroup was deleted."""
+        key = _key(pg)
         with self._lock:
-            self._podgroups.pop(_key(pg), None)
+            self._podgroups.pop(key, None)
+            self._job_versions.pop(key, None)
+            self._settled.discard(key)
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
@@ -253,19 +288,27 @@ class SchedulerCache:
 
     # -- snapshot -----------------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
-        """Nodes (shared copy-on-write), jobs with copied pending tasks, the HyperNode tree."""
+    def snapshot(self, *, active_only: bool = False) -> Snapshot:
+        """Nodes (shared copy-on-write), jobs with copied pending tasks, the HyperNode tree.
+
+        ``active_only``: leave settled jobs out (what a scheduling cycle asks for).
+        """
         with self._lock:
             self._shared = set(self._nodes)
             nodes = dict(self._nodes)
             jobs: dict[str, JobInfo] = {}
+            versions: dict[str, int] = {}
+            settled = self._settled if active_only else ()
             for key, pg in self._podgroups.items():
+                if key in settled:
+                    continue
                 job = JobInfo(pg)
                 for task in self._job_tasks.get(key, {}).values():
                     job.add_task(task.clone() if task.status == TaskStatus.PENDING else task)
                 jobs[key] = job
+                versions[key] = self._job_versions.get(key, 0)
             tree = self.hypernodes.build()
-        return Snapshot(nodes, jobs, tree)
+        return Snapshot(nodes, jobs, tree, versions)
 
     def node_objects(self) -> list[JSON]:
         """The Node dicts (for ``tree``)."""

@@ -20,7 +20,11 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, SCHEDULER_CONFIGMAP_NAME
+from volcano_py.api.constants import (
+    DEFAULT_SCHEDULER_NAME,
+    SCHEDULER_CONFIGMAP_NAME,
+    PodGroupPhase,
+)
 from volcano_py.api.resources import CONFIGMAPS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -34,6 +38,7 @@ from volcano_py.metrics import (
     UNSCHEDULE_JOB_COUNT,
 )
 from volcano_py.scheduler.actions import register_builtin_actions
+from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
@@ -80,6 +85,17 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _settles(job: JobInfo) -> bool:
+    """Nothing left for later cycles: Running or later, every task placed.
+
+    Pending and Inqueue jobs stay in: enqueue admits the former against free capacity and
+    reserves what the latter still need.
+    """
+    if job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE):
+        return False
+    return not any(task.status == TaskStatus.PENDING for task in job.tasks.values())
+
+
 def run_cycle(
     cache: SchedulerCache,
     conf: SchedulerConf,
@@ -90,7 +106,8 @@ def run_cycle(
     """One scheduling cycle (see the module docstring)."""
     started = time.perf_counter()
     transition_id = str(uuid.uuid4())
-    ssn = Session(cache.snapshot(), conf, plugins)
+    snapshot = cache.snapshot(active_only=True)
+    ssn = Session(snapshot, conf, plugins)
     try:
         for name in conf.actions:
             action_started = time.perf_counter()
@@ -113,6 +130,7 @@ def run_cycle(
             result.binds[task.uid] = task.node_name
     result.bind_errors = errors
     now = _now()
+    settled: dict[str, int] = {}
     for job in ssn.jobs.values():
         fit = ssn.job_fit.get(job.uid)
         failed = [uid for uid in errors if uid in job.tasks]
@@ -122,6 +140,8 @@ def run_cycle(
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
+        elif fit is None and _settles(job):
+            settled[job.uid] = snapshot.job_versions.get(job.uid, 0)
         if fit is None:
             continue
         for task in job.pending_tasks():
@@ -129,6 +149,7 @@ def run_cycle(
             if pod is not None:
                 condition = pod_unschedulable_condition(pod, fit.message, now=now)
                 writer.pod_unschedulable(pod, condition, fit.message)
+    cache.settle(settled)
     result.seconds = time.perf_counter() - started
     E2E_SCHEDULING_LATENCY.observe(result.seconds * 1000)
     if result.binds:

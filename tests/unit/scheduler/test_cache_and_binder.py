@@ -145,3 +145,49 @@ def test_failed_scheduling_events_are_rate_limited_per_pod() -> None:
     finally:
         writer.close()
     assert len(recorder.events) == 3
+
+
+def test_placed_running_job_settles_and_any_change_brings_it_back() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 1))
+    objects.append(pod("job-0", "job", {GPU: 1}))
+    sim = Simulator(objects)
+    assert sim.cycle().binds  # placed; its PodGroup becomes Running
+    while sim.cycle().changed:
+        pass
+    assert sim.cache.is_settled("default/job")
+    assert "default/job" not in sim.cache.snapshot(active_only=True).jobs
+    assert "default/job" in sim.cache.snapshot().jobs  # tree, capacity, simulate see it
+    # a second pod of the job arrives: the job is back in the next cycle and placed
+    sim.cache.update_pod(pod("job-1", "job", {GPU: 1}))
+    assert not sim.cache.is_settled("default/job")
+    assert list(sim.cycle().binds) == ["default/job-1"]
+
+
+def test_job_changed_during_a_cycle_is_not_settled_by_it() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 1, phase="Running"))
+    objects.append(pod("job-0", "job", {GPU: 1}, node_name="gpu-0", phase="Running"))
+    cache = _cache(*objects)
+    snapshot = cache.snapshot(active_only=True)
+    cache.update_podgroup(podgroup("job", 2, phase="Running"))  # arrives mid-cycle
+    cache.settle(snapshot.job_versions)
+    assert not cache.is_settled("default/job")
+    cache.settle(cache.snapshot(active_only=True).job_versions)
+    assert cache.is_settled("default/job")
+    cache.delete_podgroup(podgroup("job", 2))
+    assert not cache.is_settled("default/job")
+
+
+def test_pending_and_inqueue_jobs_never_settle() -> None:
+    objects = [
+        podgroup("waits-for-pods", 1, phase="Inqueue", min_resources={"cpu": 2}),
+        podgroup("too-big", 1, min_resources={GPU: 64}),
+        pod("too-big-0", "too-big", {GPU: 64}),
+        *gpu_cluster(),
+    ]
+    sim = Simulator(objects)
+    for _ in range(3):
+        sim.cycle()
+    assert not sim.cache.is_settled("default/waits-for-pods")
+    assert not sim.cache.is_settled("default/too-big")

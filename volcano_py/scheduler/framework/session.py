@@ -69,6 +69,8 @@ class Snapshot:
     nodes: dict[str, NodeInfo]
     jobs: dict[str, JobInfo]
     tree: HyperNodeTree
+    # each job's change counter when the snapshot was taken (``SchedulerCache.settle``)
+    job_versions: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
