@@ -50,6 +50,7 @@ from volcano_py.kube.runtime import freeze_after_sync
 from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
+from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 from volcano_py.scheduler.scheduler import Scheduler, conf_from_configmap
 from webhooks import hypernodes
 from webhooks.app import create_app
@@ -92,6 +93,7 @@ class ManagerOptions:
     kube_api_burst: int = 1000
     worker_threads: int = 5
     worker_threads_for_podgroup: int = 5
+    bind_workers: int = DEFAULT_BIND_WORKERS
     inherit_owner_annotations: bool = True
     cache_sync_timeout: float = 120.0
 
@@ -157,6 +159,7 @@ class Manager:
                 options.scheduler_names[0],
                 self.recorder,
                 schedule_period=options.schedule_period,
+                bind_workers=options.bind_workers,
             )
 
         self.router = AdmissionRouter()

@@ -35,3 +35,19 @@ def test_cli_python_dash_m_entry_point_shows_help() -> None:
     )
     assert result.returncode == 0
     assert "usage: volcano-py" in result.stdout
+
+
+def test_manager_worker_counts_reach_the_options() -> None:
+    from volcano_py.commands.manager import options_from
+    from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
+
+    parser = build_parser()
+    defaults = options_from(parser.parse_args(["manager"]))
+    assert (defaults.bind_workers, defaults.worker_threads_for_podgroup) == (
+        DEFAULT_BIND_WORKERS,
+        5,
+    )
+    tuned = options_from(
+        parser.parse_args(["manager", "--bind-workers=4", "--worker-threads-for-podgroup=2"])
+    )
+    assert (tuned.bind_workers, tuned.worker_threads_for_podgroup) == (4, 2)

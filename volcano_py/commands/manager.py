@@ -22,6 +22,7 @@ from volcano_py.kube.client import KubeClient, load_config
 from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
 from volcano_py.manager import Manager, ManagerOptions
+from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--kube-api-burst", type=int, default=1000)
     p.add_argument("--worker-threads", type=int, default=5)
     p.add_argument("--worker-threads-for-podgroup", type=int, default=5)
+    p.add_argument(
+        "--bind-workers",
+        type=int,
+        default=DEFAULT_BIND_WORKERS,
+        help="concurrent pods/binding calls of the scheduler (fewer: a flatter admission tail "
+        "while placing, slower binding)",
+    )
     p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
     p.add_argument("--log-format", choices=("text", "json"), default="text")
@@ -153,6 +161,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         kube_api_burst=args.kube_api_burst,
         worker_threads=args.worker_threads,
         worker_threads_for_podgroup=args.worker_threads_for_podgroup,
+        bind_workers=args.bind_workers,
         inherit_owner_annotations=args.inherit_owner_annotations,
     )
     return options
