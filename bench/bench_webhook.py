@@ -281,6 +281,9 @@ def open_loop(
     for t in threads:
         t.join()
     elapsed = max(time.monotonic() - start_at, 1e-9)
+    if os.environ.get("BENCH_DUMP"):
+        with open(os.environ["BENCH_DUMP"] + f".{port}.{int(seconds)}", "w") as f:
+            f.write("\n".join(f"{x:.6f}" for x in latencies))
     latencies.sort()
     return {
         "p50": latencies[len(latencies) // 2] * 1000,
