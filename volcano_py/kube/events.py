@@ -382,6 +382,21 @@ def _key(ref: Mapping[str, Any]) -> str:
     return f"{ref.get('kind')} {name}"
 
 
+class DiscardRecorder(_FormattedEvents):
+    """A ``Recorder`` that drops every event (when a controller is given none)."""
+
+    def event(
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        resource: Resource | None = None,
+    ) -> None:
+        """Drop the event."""
+
+
 class FakeRecorder(_FormattedEvents):
     """A ``Recorder`` for tests: ``events`` collects ``(type, reason, message)`` in order."""
 

@@ -47,14 +47,13 @@ from volcano_py.controllers.podgroup.interfaces import (
     REPLICASET,
     STATEFULSET,
     Caches,
-    DiscardRecorder,
     Request,
     controller_uid_index,
 )
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 from volcano_py.controllers.podgroup.workload import sync_workload
 from volcano_py.kube.clock import Clock
-from volcano_py.kube.events import Recorder
+from volcano_py.kube.events import DiscardRecorder, Recorder
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.store import key_of
 from volcano_py.kube.workqueue import RateLimitingQueue, run_workers

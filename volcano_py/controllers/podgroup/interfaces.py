@@ -7,7 +7,6 @@ here without threads or informers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -75,32 +74,6 @@ class PodGroupClient(Protocol):
     def delete(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
         """DELETE an object."""
         ...
-
-
-class DiscardRecorder:
-    """A ``Recorder`` that drops every event (when the manager gives none)."""
-
-    def event(
-        self,
-        obj: Mapping[str, Any],
-        event_type: str,
-        reason: str,
-        message: str,
-        *,
-        resource: R.Resource | None = None,
-    ) -> None:
-        """Drop the event."""
-
-    def eventf(
-        self,
-        obj: Mapping[str, Any],
-        event_type: str,
-        reason: str,
-        message_format: str,
-        *args: object,
-        resource: R.Resource | None = None,
-    ) -> None:
-        """Drop the event."""
 
 
 @dataclass(frozen=True, slots=True)
