@@ -212,34 +212,34 @@ def ternary(cond: Code, yes: Code, no: Code) -> Code:
     return run
 
 
-def logical_and(left: Code, right: Code) -> Code:
-    """``&&``: false if either side is false (even if the other errs), true if both are."""
+def _short_circuit(left: Code, right: Code, decisive: bool) -> Code:
+    """CEL's commutative ``&&`` / ``||`` (``decisive``: False / True).
+
+    ``decisive`` on either side wins even if the other side errs; both sides ``not decisive``
+    give that; anything else falls back to celpy.
+    """
+    other = not decisive
 
     def run(env: dict[str, Any]) -> Any:
         a = left(env)
-        if a is False:
-            return False
+        if a is decisive:
+            return decisive
         b = right(env)
-        if b is False or (a is True and b is True):
+        if b is decisive or (a is other and b is other):
             return b
         raise Fallback
 
     return run
+
+
+def logical_and(left: Code, right: Code) -> Code:
+    """``&&``: false if either side is false (even if the other errs), true if both are."""
+    return _short_circuit(left, right, False)
 
 
 def logical_or(left: Code, right: Code) -> Code:
     """``||``: true if either side is true (even if the other errs), false if both are."""
-
-    def run(env: dict[str, Any]) -> Any:
-        a = left(env)
-        if a is True:
-            return True
-        b = right(env)
-        if b is True or (a is False and b is False):
-            return b
-        raise Fallback
-
-    return run
+    return _short_circuit(left, right, True)
 
 
 def logical_not(operand: Code) -> Code:
