@@ -88,10 +88,13 @@ def vm_rss_mb(pid: int, field: str = "VmRSS") -> float:
     raise RuntimeError(f"no {field} for {pid}")
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (a gunicorn master's: its worker)."""
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
 def worker_pid(process: ManagerProcess) -> int:
-    master = process.proc.pid
-    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-    return int(children[0])
+    return children(process.proc.pid)[0]
 
 
 def parallel(items: list[Any], fn: Any, workers: int = CREATORS) -> float:
@@ -215,8 +218,7 @@ def create_pods(kubeconfig: str, namespace: str, count: int) -> int:
 
 def renice(pid: int, value: int) -> None:
     """Set the nice value of every thread of ``pid`` and of its child processes."""
-    pids = [pid, *map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
-    for process in pids:
+    for process in (pid, *children(pid)):
         for task in Path(f"/proc/{process}/task").iterdir():
             os.setpriority(os.PRIO_PROCESS, int(task.name), value)
 
@@ -316,7 +318,7 @@ def webhook() -> int:
                 renice(pid, int(SERVER_NICE))
             print(f"   both servers run at nice {SERVER_NICE}")
         results = {}
-        bare_worker = int(Path(f"/proc/{bare.pid}/task/{bare.pid}/children").read_text().split()[0])
+        bare_worker = children(bare.pid)[0]
         for label, port, pid in (
             ("bare Flask, idle", bare_port, bare_worker),
             ("manager, idle", manager.webhook_port, worker_pid(manager)),
