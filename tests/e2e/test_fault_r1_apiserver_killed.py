@@ -6,13 +6,17 @@ Deployment are created one after another while kube-apiserver is killed with SIG
 restarted twice (creates that hit the outage are retried, as a client would). Afterwards:
 
 - every pod that fits is bound (31 CPUs asked of 32), and the pod watch never saw a pod's
-  ``nodeName`` change once set, nor did the manager log a failed bind;
+  ``nodeName`` change once set; the only failed binds the manager logged are ones the
+  outage cut (``ConnectionFailed``: refused, or closed before an answer), and the only
+  ``Conflict`` follows such a cut for the same pod (the cut POST had landed, the retry
+  found the pod bound) - a pod is never bound anew;
 - one PodGroup per ReplicaSet, no duplicates (``podgroup-<replicaset uid>``);
 - no HyperNode lost, none added: the same names as before the faults, with their nodeCount.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -38,6 +42,8 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, ApiError
 
 pytestmark = pytest.mark.timeout(300)
+
+BIND_FAILED = re.compile(r"bind (\S+) to \S+ failed: (\w+):")
 
 NS = "r1"
 PLAIN = 10  # Deployments of 2 x 1 CPU
@@ -144,7 +150,18 @@ def test_apiserver_killed_mid_workload_loses_and_duplicates_nothing(
     assert len(groups) == len(replicasets) == PLAIN + 1
 
     assert hypernodes(admin) == expected_hns  # none lost, none added, counts unchanged
-    failed_binds = [
-        line for line in manager.log().splitlines() if "bind " in line and " failed" in line
-    ]
-    assert not failed_binds, failed_binds[:3]
+    cut: set[str] = set()
+    unexpected = []
+    for line in manager.log().splitlines():
+        if "bind " not in line or " failed" not in line:
+            continue
+        bind = BIND_FAILED.search(line)
+        if bind is None:  # a failed bind this test cannot classify counts against it
+            unexpected.append(line)
+            continue
+        pod, error = bind.groups()
+        if error == "ConnectionFailed":
+            cut.add(pod)
+        elif not (error == "Conflict" and pod in cut):
+            unexpected.append(line)
+    assert not unexpected, unexpected[:3]

@@ -3,7 +3,8 @@
 Why not the ``kubernetes`` package's API classes: its model layer costs ~10x ``json.loads``
 per object, and its ``Watch.stream(deserialize=False)`` cannot survive ERROR events. We use
 that package for one thing only, loading kubeconfig / in-cluster configuration (auth plugins,
-token refresh), and talk HTTP ourselves through one pooled ``urllib3`` manager.
+token refresh), and talk HTTP/1.1 ourselves through ``volcano_py.kube.transport`` (why not
+urllib3: its docstring has the measured cost).
 
 Contract:
 
@@ -19,7 +20,7 @@ Contract:
 from __future__ import annotations
 
 import builtins
-import logging
+import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -27,13 +28,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import orjson
-import urllib3
 
 from volcano_py.api.resources import Resource
 from volcano_py.kube.errors import ApiError, ConnectionFailed, TooManyRequests, error_for
 from volcano_py.kube.ratelimit import BucketRateLimiter
-
-log = logging.getLogger(__name__)
+from volcano_py.kube.transport import Stream, Transport
 
 JSON = dict[str, Any]
 PATCH_CONTENT_TYPES = {
@@ -119,18 +118,15 @@ def resource_path(
 class WatchStream:
     """An open watch: iterate for ``(type, object)``; ``close()`` from any thread."""
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, chunk_size: int = 256 * 1024) -> None:
-        self._response = response
-        self._chunk_size = chunk_size
+    def __init__(self, stream: Stream) -> None:
+        self._stream = stream
         self._closed = False
 
     def __iter__(self) -> Iterator[tuple[str, JSON]]:
         loads = orjson.loads
         pending = b""
         try:
-            for chunk in self._response.stream(self._chunk_size, decode_content=True):
-                if not chunk:
-                    continue
+            for chunk in self._stream:
                 lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
                 pending = lines.pop()
                 for line in lines:
@@ -140,19 +136,16 @@ class WatchStream:
             if pending.strip():
                 event = loads(pending)
                 yield event["type"], event["object"]
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+        except (OSError, ValueError) as e:
             if not self._closed:
                 raise ConnectionFailed(f"watch stream broke: {e}") from e
         finally:
-            self._response.release_conn()
+            self._stream.close()
 
     def close(self) -> None:
         """Stop the stream; a blocked iteration ends promptly."""
         self._closed = True
-        try:
-            self._response.shutdown()
-        except Exception:
-            log.debug("closing watch response failed", exc_info=True)
+        self._stream.abort()
 
 
 class KubeClient:
@@ -172,20 +165,15 @@ class KubeClient:
             BucketRateLimiter(qps, burst) if qps > 0 else None
         )
         self._timeout = timeout
-        tls: dict[str, Any] = {}
-        if config.host.startswith("https"):
-            tls["cert_reqs"] = "CERT_REQUIRED" if config.verify else "CERT_NONE"
-            if config.ca_file:
-                tls["ca_certs"] = config.ca_file
-            if config.cert_file:
-                tls["cert_file"] = config.cert_file
-                tls["key_file"] = config.key_file
-            if not config.verify:
-                tls["assert_hostname"] = False
-        self._pool = urllib3.PoolManager(num_pools=4, maxsize=pool_size, block=False, **tls)
-        self._static_headers = {"Accept": "application/json", "User-Agent": config.user_agent}
+        self._transport = Transport(
+            config.host, ssl_context=_ssl_context(config), max_idle=pool_size
+        )
+        static = [("Accept", "application/json"), ("User-Agent", config.user_agent)]
         if config.impersonate_user:
-            self._static_headers["Impersonate-User"] = config.impersonate_user
+            static.append(("Impersonate-User", config.impersonate_user))
+        static.extend(("Impersonate-Group", group) for group in config.impersonate_groups)
+        self._static_headers = _header_block(static)
+        self._content_types: dict[str, bytes] = {}
 
     def with_impersonation(self, user: str, groups: tuple[str, ...] = ()) -> KubeClient:
         """A client for the same server acting as ``user`` (needs the impersonate verb)."""
@@ -201,30 +189,36 @@ class KubeClient:
             if wait > 0:
                 time.sleep(wait)
 
-    def _headers(self, content_type: str | None) -> urllib3.HTTPHeaderDict:
-        headers = urllib3.HTTPHeaderDict(self._static_headers)
-        for group in self.config.impersonate_groups:
-            headers.add("Impersonate-Group", group)
+    def _headers(self, content_type: str | None) -> bytes:
+        """The header block: the fixed headers, then Content-Type and Authorization."""
+        block = self._static_headers
         if content_type:
-            headers["Content-Type"] = content_type
+            typed = self._content_types.get(content_type)
+            if typed is None:
+                typed = self._content_types[content_type] = _header_block(
+                    [("Content-Type", content_type)]
+                )
+            block += typed
         if self.config.token is not None:
             token = self.config.token()
             if token:
-                headers["Authorization"] = token if " " in token else f"Bearer {token}"
-        return headers
+                token = token.strip()
+                value = token if " " in token else f"Bearer {token}"
+                block += _header_block([("Authorization", value)])
+        return block
 
-    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
-        url = self.config.host + path
+    @staticmethod
+    def _target(path: str, query: Mapping[str, Any] | None) -> str:
+        """Path plus query string (None and empty values left out, booleans as true/false)."""
         if query:
-            items = {k: v for k, v in query.items() if v is not None and v != ""}
+            items = {
+                k: ("true" if v is True else "false" if v is False else v)
+                for k, v in query.items()
+                if v is not None and v != ""
+            }
             if items:
-                url += "?" + urlencode(
-                    {
-                        k: ("true" if v is True else "false" if v is False else v)
-                        for k, v in items.items()
-                    }
-                )
-        return url
+                return f"{path}?{urlencode(items)}"
+        return path
 
     def request(
         self,
@@ -240,24 +234,22 @@ class KubeClient:
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
-        url = self._url(path, query)
+        target = self._target(path, query)
         for attempt in range(_MAX_THROTTLE_RETRIES + 1):
             self._throttle()
             try:
-                response = self._pool.request(
+                status, answer = self._transport.request(
                     method,
-                    url,
-                    body=data,
-                    headers=self._headers(content_type if data is not None else None),
-                    timeout=urllib3.Timeout(connect=10.0, read=timeout or self._timeout),
-                    retries=False,
-                    preload_content=True,
+                    target,
+                    self._headers(content_type if data is not None else None),
+                    data,
+                    timeout or self._timeout,
                 )
-            except urllib3.exceptions.HTTPError as e:
+            except (OSError, ValueError) as e:
                 raise ConnectionFailed(f"{method} {path}: {e}") from e
-            if response.status < 300:
-                return orjson.loads(response.data) if response.data else {}
-            error = _decode_error(response.status, response.data)
+            if status < 300:
+                return orjson.loads(answer) if answer else {}
+            error = _decode_error(status, answer)
             if isinstance(error, TooManyRequests) and attempt < _MAX_THROTTLE_RETRIES:
                 time.sleep(min(error.retry_after or 1.0, 10.0))
                 continue
@@ -393,28 +385,55 @@ class KubeClient:
             "timeoutSeconds": timeout_seconds,
             "allowWatchBookmarks": allow_bookmarks,
         }
-        url = self._url(resource_path(resource, namespace), query)
+        target = self._target(resource_path(resource, namespace), query)
         self._throttle()
         try:
-            response = self._pool.request(
-                "GET",
-                url,
-                headers=self._headers(None),
-                timeout=urllib3.Timeout(connect=10.0, read=timeout_seconds + 30.0),
-                retries=False,
-                preload_content=False,
+            stream = self._transport.open_stream(
+                "GET", target, self._headers(None), timeout_seconds + 30.0
             )
-        except urllib3.exceptions.HTTPError as e:
+        except (OSError, ValueError) as e:
             raise ConnectionFailed(f"watch {resource}: {e}") from e
-        if response.status >= 300:
-            data = response.read()
-            response.release_conn()
-            raise _decode_error(response.status, data)
-        return WatchStream(response)
+        if stream.status >= 300:
+            try:
+                data = stream.read()
+            except OSError:
+                data = b""
+            stream.close()
+            raise _decode_error(stream.status, data)
+        return WatchStream(stream)
 
     def close(self) -> None:
         """Drop pooled connections."""
-        self._pool.clear()
+        self._transport.close()
+
+
+def _ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
+    """TLS settings for ``config.host``: its CA (or the system's), client cert, verification."""
+    if not config.host.startswith("https"):
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if config.verify:
+        if config.ca_file:
+            context.load_verify_locations(cafile=config.ca_file)
+        else:
+            context.load_default_certs()
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if config.cert_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
+
+
+def _header_block(headers: builtins.list[tuple[str, str]]) -> bytes:
+    """CRLF-ended ``Name: value`` lines; a value with a line break is refused, not sent."""
+    lines = []
+    for name, value in headers:
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"header {name} holds a line break")
+        lines.append(f"{name}: {value}\r\n")
+    return "".join(lines).encode("latin-1")
 
 
 def _decode_error(status: int, data: bytes) -> ApiError:
