@@ -357,7 +357,7 @@ def p3() -> None:
         )
         print(
             f"   plain client loop posting the same bindings: {sequential:.2f}s sequential, "
-            f"{concurrent:.2f}s with 16 threads (the scheduler's bind concurrency)"
+            f"{concurrent:.2f}s with 16 threads"
         )
         print(
             f"   ratio {ours / sequential:.2f} vs the sequential loop (goal <= 1.5), "

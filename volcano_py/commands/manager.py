@@ -131,8 +131,8 @@ def add_parser(subparsers: Any) -> None:
         "--bind-workers",
         type=int,
         default=DEFAULT_BIND_WORKERS,
-        help="concurrent pods/binding calls of the scheduler (fewer: a flatter admission tail "
-        "while placing, slower binding)",
+        help="concurrent pods/binding calls of the scheduler (more threads contend with "
+        "admissions for the GIL; 4 already keeps kube-apiserver busy)",
     )
     p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
