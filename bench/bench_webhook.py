@@ -251,10 +251,12 @@ def open_loop(
     total = int(rate * seconds)
     interval = 1.0 / rate
     latencies: list[float] = []
+    sent_at: list[float] = []  # wall-clock scheduled times, for BENCH_DUMP
     errors = [0]
     lock = threading.Lock()
     next_index = [0]
     start_at = time.monotonic() + 0.5
+    wall_offset = time.time() - time.monotonic()
 
     def worker() -> None:
         client = Client(port, ca)
@@ -272,6 +274,7 @@ def open_loop(
             done = time.monotonic()
             with lock:
                 latencies.append(done - scheduled)
+                sent_at.append(scheduled + wall_offset)
                 if status != 200:
                     errors[0] += 1
 
@@ -283,7 +286,7 @@ def open_loop(
     elapsed = max(time.monotonic() - start_at, 1e-9)
     if os.environ.get("BENCH_DUMP"):
         with open(os.environ["BENCH_DUMP"] + f".{port}.{int(seconds)}", "w") as f:
-            f.write("\n".join(f"{x:.6f}" for x in latencies))
+            f.write("\n".join(f"{t:.4f} {x:.6f}" for t, x in zip(sent_at, latencies, strict=True)))
     latencies.sort()
     return {
         "p50": latencies[len(latencies) // 2] * 1000,

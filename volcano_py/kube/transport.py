@@ -12,8 +12,8 @@ Contract:
 
 - ``request`` sends one request and returns ``(status, body)``; any failure to get a whole
   answer raises ``TransportError`` (an ``OSError``), never a partial body;
-- ``open_stream`` returns a ``Stream`` of body pieces for watches; ``abort`` from another thread
-  ends a blocked read promptly;
+- ``open_stream`` returns a ``Stream`` of body pieces for watches on a connection of its own;
+  ``abort`` from another thread ends a blocked read promptly;
 - connections are reused last-in-first-out; one that became readable while idle (the server
   closed it) is dropped before use; a reused connection that fails is retried once on a fresh one
   when the request is idempotent or nothing of it was sent, never otherwise;
@@ -67,22 +67,21 @@ class _Connection:
 
 
 class Stream:
-    """An answer whose body is read piece by piece (a watch); iterate, then ``close``."""
+    """An answer whose body is read piece by piece (a watch); iterate, then ``close``.
 
-    def __init__(
-        self, transport: Transport, conn: _Connection, status: int, framing: _Framing
-    ) -> None:
+    Its connection is never pooled again: ``abort`` may come from another thread at any
+    time, and must never reach a connection that meanwhile carries someone else's request.
+    """
+
+    def __init__(self, conn: _Connection, status: int, framing: _Framing) -> None:
         self.status = status
-        self._transport = transport
         self._conn = conn
         self._framing = framing
-        self._done = False
 
     def __iter__(self) -> Iterator[bytes]:
         """Body pieces as they arrive (each chunk of a chunked answer)."""
         try:
             yield from _pieces(self._conn.reader, self._framing)
-            self._done = True
         except (OSError, ValueError) as e:
             raise TransportError(f"reading the answer: {e}") from e
 
@@ -95,11 +94,8 @@ class Stream:
         self._conn.abort()
 
     def close(self) -> None:
-        """Give the connection back when the body was read to its end, else close it."""
-        if self._done and not self._framing.close:
-            self._transport._release(self._conn)
-        else:
-            self._conn.close()
+        """Close the connection."""
+        self._conn.close()
 
 
 class _Framing:
@@ -239,7 +235,7 @@ class Transport:
         conn, status, framing = self._exchange(
             method, self._head(method, target, headers, None), timeout
         )
-        return Stream(self, conn, status, framing)
+        return Stream(conn, status, framing)
 
 
 def _readline(reader: BufferedReader) -> bytes:

@@ -372,3 +372,20 @@ def test_client_refuses_a_token_with_a_line_break_inside() -> None:
     )
     with pytest.raises(ConnectionFailed, match="line break"):
         client.request("GET", "/")
+
+
+def test_a_finished_stream_keeps_its_connection_so_a_late_abort_hits_nobody(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve(
+        answer_each(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nend\r\n0\r\n\r\n"),
+        answer_each(ok(b"a"), ok(b"b")),
+    )
+    wire = transport(server)
+    stream = wire.open_stream("GET", "/watch", b"", 5.0)
+    assert list(stream) == [b"end"]
+    stream.close()
+    assert wire.request("GET", "/", b"", None, 5.0) == (200, b"a")
+    stream.abort()  # e.g. an informer stopping after its watch already ended
+    assert wire.request("GET", "/", b"", None, 5.0) == (200, b"b")
+    assert server.connections == 2
