@@ -61,7 +61,7 @@ def raw_stream(cp: ControlPlane) -> tuple[float, bytes]:
     stream = client.watch(R.PODS, NS, resource_version="0", timeout_seconds=300)
     seen = 0
     chunks = []
-    for chunk in stream._response.stream(256 * 1024):
+    for chunk in stream._stream:  # the transport's body pieces, before any decoding
         chunks.append(chunk)
         seen += chunk.count(b"\n")
         if seen >= N:

@@ -25,7 +25,7 @@ kube-controller-manager: nothing garbage-collects the benchmark's objects):
 ``BENCH_SECONDS`` (default 20) sets the quiet windows and ``BENCH_BUSY_SECONDS`` (default
 50) the busy ones; ``BENCH_PODS`` / ``BENCH_NODES`` / ``BENCH_SCHED_PODS`` scale the parts
 down for a quick look; ``BENCH_SWITCH_INTERVAL=0.0005`` runs both servers with that
-``sys.setswitchinterval`` (the manager itself always runs with 0.5 ms,
+``sys.setswitchinterval`` (the manager itself always runs with 0.1 ms,
 ``volcano_py.kube.runtime.tune_switch_interval``); ``BENCH_SERVER_NICE=-5`` renices both
 servers (every thread) to model a CPU request on a shared node; ``BENCH_DUMP=<prefix>`` writes
 each window's latencies, in completion order, to ``<prefix>.<port>.<seconds>``;

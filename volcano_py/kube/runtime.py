@@ -8,10 +8,14 @@ JSON decoder, dominates ingest (``bench/bench_informer_ingest.py`` measured 14,0
 the collector only matters for the rare cycle, so it can run far less often.
 
 The webhook threads share the interpreter with the scheduler and the controllers. CPython
-lets a thread run 5 ms before it must offer the GIL to a waiting one; an admission that
-arrives while the scheduler computes then waits in 5 ms steps. ``tune_switch_interval()``
-shortens that to 0.5 ms: the webhook's p99 while 2,000 pods were placed fell from ~70 ms
-to ~10 ms with no measurable cost to placement (``bench/bench_process.py``).
+lets a thread run 5 ms before it must offer the GIL to a waiting one. An admission gives the
+GIL up at every socket read and write (and hand-off between gunicorn's threads); while a
+background thread computes, it takes the GIL each time, and the admission waits up to one
+interval to get it back (the "convoy"). ``tune_switch_interval()`` shortens the interval to
+0.1 ms. Measured with ``bench/bench_process.py`` while 2,000 pods are placed: the webhook's
+p99 was ~70 ms at 5 ms, 4.8-9.2 ms at 0.5 ms and 4.6-4.7 ms at 0.1 ms, and informer ingest,
+the scheduler's P3 and pg-controller's figure did not move beyond run-to-run noise (a lone
+CPU-bound thread is never asked to switch, so the in-process scheduler figures cannot).
 
 ``tune_gc()`` is called once by the composition root (and by the benchmarks, so they
 measure the configuration that ships); ``freeze_after_sync()`` moves everything allocated
@@ -43,7 +47,7 @@ def tune_gc() -> tuple[int, int, int]:
     return previous
 
 
-SWITCH_INTERVAL_S = 0.0005
+SWITCH_INTERVAL_S = 0.0001
 
 
 def tune_switch_interval() -> float:
