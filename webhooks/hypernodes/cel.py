@@ -42,7 +42,7 @@ from celpy.evaluation import CELEvalError, Evaluator
 from webhooks.hypernodes.celclosures import Code, Fallback, from_cel
 from webhooks.hypernodes.celclosures import int64_safe as _int64_safe
 from webhooks.hypernodes.celclosures import to_cel as _to_cel
-from webhooks.hypernodes.celcompile import compile_tree
+from webhooks.hypernodes.celcompile import CHAIN, compile_tree
 from webhooks.hypernodes.celfuncs import FUNCTIONS as FUNCTIONS  # re-exported
 from webhooks.hypernodes.celfuncs import LIBRARY as LIBRARY  # re-exported
 
@@ -56,18 +56,7 @@ logging.getLogger("celpy").setLevel(logging.CRITICAL + 1)
 
 MEMBERS_VARIABLE = "members"
 Tree = lark.Tree[Any]
-_CHAIN = {
-    "expr",
-    "conditionalor",
-    "conditionaland",
-    "relation",
-    "addition",
-    "multiplication",
-    "unary",
-    "member",
-    "primary",
-}
-_PASS_THROUGH = _CHAIN - {"primary"}
+_PASS_THROUGH = CHAIN - {"primary"}
 
 
 class CelError(Exception):
@@ -244,7 +233,7 @@ def _unwrap(node: Any) -> Any:
     """Skip the grammar's single-child chain nodes (expr -> conditionalor -> ... -> member)."""
     while (
         isinstance(node, lark.Tree)
-        and node.data in _CHAIN
+        and node.data in CHAIN
         and len(node.children) == 1
         and isinstance(node.children[0], lark.Tree)
     ):

@@ -39,7 +39,9 @@ from webhooks.hypernodes import celclosures as closures
 from webhooks.hypernodes.celclosures import RAW, Code, from_cel
 
 Tree = lark.Tree[Any]
-_CHAIN = frozenset(
+# celpy's grammar nodes that, with a single child, only pass that child's value up
+# (``cel._flatten`` keeps ``primary`` nodes: celpy's evaluator dispatches from them)
+CHAIN = frozenset(
     {
         "expr",
         "conditionalor",
@@ -50,9 +52,9 @@ _CHAIN = frozenset(
         "unary",
         "member",
         "primary",
-        "paren_expr",
     }
 )
+_CHAIN = CHAIN | {"paren_expr"}  # ``(e)`` compiles as ``e``
 
 
 class _Unsupported(Exception):
@@ -107,8 +109,8 @@ class _Compiler:
             raise _Unsupported(kind)
         if kind == "member_dot":
             path = _path(tree)
-            if path is not None:
-                return closures.select_path(path[0], path[1], has)
+            if path is not None and not has:  # inside has(), a path compiles to has_path
+                return closures.select_path(*path)
             base, name = kids
             return closures.select(self.node(base, has), str(name), has)
         if kind == "member_dot_arg":
