@@ -131,7 +131,7 @@ def select(base: Code, name: str, has: bool) -> Code:
     return select
 
 
-def select_path(root: str, names: tuple[str, ...], has: bool) -> Code:
+def select_path(root: str, names: tuple[str, ...]) -> Code:
     """``root.n1.n2...`` in one closure (as nested ``select`` closures would give)."""
 
     def select(env: dict[str, Any]) -> Any:
@@ -140,16 +140,10 @@ def select_path(root: str, names: tuple[str, ...], has: bool) -> Code:
         except KeyError:
             raise Fallback from None
         for name in names:
-            kind = type(value)
-            if kind is dict:
-                value = value.get(name, MISSING)
-                if value is MISSING:
-                    if has:
-                        return value
-                    raise Fallback
-            elif has and kind in RAW:
-                return MISSING
-            else:
+            if type(value) is not dict:
+                raise Fallback
+            value = value.get(name, MISSING)
+            if value is MISSING:
                 raise Fallback
         return value
 
@@ -159,7 +153,7 @@ def select_path(root: str, names: tuple[str, ...], has: bool) -> Code:
 def has_path(root: str, names: tuple[str, ...]) -> Code:
     """``has(root.n1.n2...)``: a missing field or a non-map on the way gives false.
 
-    The same answers as ``select_path(..., has=True)``, written out for the hot shapes.
+    The same answers as nested ``select(..., has=True)`` closures under ``has()``.
     """
     if len(names) == 1:
         (name,) = names
