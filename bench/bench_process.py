@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.bench_webhook import RATE, hypernode, open_loop, review, start, stop
+from bench.bench_webhook import RATE, hypernode, open_loop, review, start_bare, stop
 from bench.objects import node, pod
 from tests.builders import create_node
 from tests.controlplane.harness import ControlPlane, free_port
@@ -294,18 +294,7 @@ def webhook() -> int:
         print(f"   manager flags: {' '.join(MANAGER_ARGS)}")
     ca = folder / "certs" / "ca.crt"
     bare_port = free_port()
-    bare = start(
-        [
-            sys.executable,
-            "-m",
-            "bench.bench_webhook",
-            "--serve-bare",
-            str(bare_port),
-            str(folder / "certs"),
-        ],
-        bare_port,
-        ca,
-    )
+    bare = start_bare(bare_port, folder / "certs")
     if saved_path is None:
         os.environ.pop("PYTHONPATH", None)
     else:

@@ -205,6 +205,12 @@ def start(argv: list[str], port: int, ca: Path) -> subprocess.Popen[bytes]:
     raise RuntimeError(f"server on {port} did not start")
 
 
+def start_bare(port: int, cert_dir: Path) -> subprocess.Popen[bytes]:
+    """The baseline: a bare Flask endpoint under the same gunicorn settings (``--serve-bare``)."""
+    argv = [sys.executable, "-m", "bench.bench_webhook", "--serve-bare", str(port), str(cert_dir)]
+    return start(argv, port, cert_dir / certs.CA_FILE)
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -318,18 +324,7 @@ def served(folder: Path) -> int:
         ours_port,
         ca,
     )
-    bare = start(
-        [
-            sys.executable,
-            "-m",
-            "bench.bench_webhook",
-            "--serve-bare",
-            str(bare_port),
-            str(cert_dir),
-        ],
-        bare_port,
-        ca,
-    )
+    bare = start_bare(bare_port, cert_dir)
     failed = 0
     try:
         print(
