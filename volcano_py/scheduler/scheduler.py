@@ -230,7 +230,9 @@ class Scheduler:
             return
         self._capacity_exported_at = now
         try:
-            self._capacity_series = export_capacity(self.cache.snapshot(), self._capacity_series)
+            # nodes and the tree are all it reads: settled jobs need not be rebuilt for it
+            snapshot = self.cache.snapshot(active_only=True)
+            self._capacity_series = export_capacity(snapshot, self._capacity_series)
         except Exception:
             log.exception("exporting capacity metrics failed")
 
