@@ -426,7 +426,7 @@ def _ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
     return context
 
 
-def _header_block(headers: builtins.list[tuple[str, str]]) -> bytes:
+def _header_block(headers: list[tuple[str, str]]) -> bytes:
     """CRLF-ended ``Name: value`` lines; a value with a line break is refused, not sent."""
     lines = []
     for name, value in headers:

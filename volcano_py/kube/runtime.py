@@ -14,9 +14,9 @@ background thread computes, it takes the GIL each time, and the admission waits 
 interval to get it back (the "convoy"). ``tune_switch_interval()`` shortens the interval to
 0.1 ms. Measured with ``bench/bench_process.py`` while 2,000 pods are placed: the webhook's
 p99 was ~70 ms at 5 ms, 4.8-9.2 ms (median 6.4, 7 runs) at 0.5 ms and 3.2-6.3 ms (median
-4.7, 5 runs) at 0.1 ms, and informer ingest,
-the scheduler's P3 and pg-controller's figure did not move beyond run-to-run noise (a lone
-CPU-bound thread is never asked to switch, so the in-process scheduler figures cannot).
+4.7, 5 runs) at 0.1 ms, and informer ingest, the scheduler's P3 and pg-controller's figure
+did not move beyond run-to-run noise (a lone CPU-bound thread is never asked to switch, so
+the in-process scheduler figures cannot).
 
 ``tune_gc()`` is called once by the composition root (and by the benchmarks, so they
 measure the configuration that ships); ``freeze_after_sync()`` moves everything allocated

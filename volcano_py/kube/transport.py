@@ -123,12 +123,12 @@ class Transport:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) server address: {url!r}")
-        self._tls = parts.scheme == "https"
-        if self._tls and ssl_context is None:
+        tls = parts.scheme == "https"
+        if tls and ssl_context is None:
             ssl_context = ssl.create_default_context()
         self._context = ssl_context
         self._hostname = parts.hostname
-        self._port = parts.port or (443 if self._tls else 80)
+        self._port = parts.port or (443 if tls else 80)
         self._host_header = f"Host: {parts.netloc}\r\n".encode("ascii")
         self._prefix = parts.path.rstrip("/")
         self._connect_timeout = connect_timeout
