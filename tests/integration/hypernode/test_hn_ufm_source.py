@@ -110,12 +110,21 @@ def test_ufm_source_discovers_groups_and_failures_delete_nothing(
             condition = stale(current["leaf-hn-0"])
             assert condition["status"] == "True"
             assert condition["reason"] == "SourceError"
-            events = events_about(client, "default", "leaf-hn-0")
-            assert any(e["reason"] == "SourceError" and fragment in e["message"] for e in events), (
-                mode
+            # Events are recorded asynchronously, after the condition is written: wait for them.
+            wait_until(
+                lambda fragment=fragment: any(
+                    e["reason"] == "SourceError" and fragment in e["message"]
+                    for e in events_about(client, "default", "leaf-hn-0")
+                ),
+                timeout=15,
+                what=f"the SourceError Event on leaf-hn-0 for {mode}",
             )
-            assert any(
-                e["reason"] == "SourceError" for e in events_about(client, namespace, CONFIGMAP)
+            wait_until(
+                lambda: any(
+                    e["reason"] == "SourceError" for e in events_about(client, namespace, CONFIGMAP)
+                ),
+                timeout=15,
+                what=f"the SourceError Event on the ConfigMap for {mode}",
             )
 
         # A good result again clears the condition.
