@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import base64
 import logging
+import socket
 import ssl
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 import urllib3
@@ -132,12 +134,15 @@ class UFMDiscoverer(PeriodicDiscoverer):
         settings = config.config
         endpoint = settings.get("endpoint")
         if endpoint is not None and not isinstance(endpoint, str):
-            raise ConfigError(f"config.endpoint: expected a URL, got {endpoint!r}")
-        self.endpoint = (endpoint or "").strip().rstrip("/")
+            raise ConfigError(f"config.endpoint: expected a URL, got {type(endpoint).__name__}")
+        # Credentials written into the URL are taken out of it at once: the endpoint that is
+        # requested, logged and put into Events and conditions never carries them.
+        self.endpoint, self._url_credentials = split_userinfo((endpoint or "").strip())
+        self.endpoint = self.endpoint.rstrip("/")
         if self.endpoint and "://" not in self.endpoint:
             self.endpoint = "https://" + self.endpoint
         if self.endpoint and not self.endpoint.startswith(("https://", "http://")):
-            raise ConfigError(f"config.endpoint: expected an http(s) URL, got {endpoint!r}")
+            raise ConfigError(f"config.endpoint: expected an http(s) URL, got {self.endpoint!r}")
         insecure = settings.get("insecureSkipVerify", False)
         if not isinstance(insecure, bool):
             raise ConfigError(
@@ -160,6 +165,12 @@ class UFMDiscoverer(PeriodicDiscoverer):
         self.max_body_bytes = MAX_BODY_BYTES
         self._context = context
         self._pool: urllib3.PoolManager | None = None
+        if self._url_credentials is not None:
+            log.warning(
+                "discovery source ufm: config.endpoint carries credentials; they are used "
+                "only when credentials.secretRef is not set and are never logged; prefer "
+                "a Secret"
+            )
         if insecure:
             log.warning(
                 "discovery source ufm: TLS certificate verification is disabled "
@@ -179,6 +190,8 @@ class UFMDiscoverer(PeriodicDiscoverer):
 
     def _credentials(self) -> tuple[str, str]:
         ref = self.secret_ref
+        if ref is None and self._url_credentials is not None:
+            return self._url_credentials
         if ref is None:
             raise DiscovererStartError(
                 "ufm: credentials are not configured (credentials.secretRef with keys "
@@ -301,16 +314,52 @@ def _secret_value(secret: Mapping[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without any ``user:password@`` part, and that part's credentials if present.
+
+    Only the authority's userinfo is removed; the rest of the URL is returned as written. A
+    userinfo without a password yields no credentials (it is still removed).
+    """
+    scheme, sep, rest = url.partition("://") if "://" in url else ("", "", url)
+    cut = len(rest)
+    for stop in "/?#":
+        index = rest.find(stop)
+        if index != -1:
+            cut = min(cut, index)
+    authority, path = rest[:cut], rest[cut:]
+    userinfo, at, host = authority.rpartition("@")
+    if not at:
+        return url, None
+    clean = f"{scheme}{sep}{host}{path}"
+    user, colon, password = userinfo.partition(":")
+    if not colon or not user:
+        return clean, None
+    return clean, (unquote(user), unquote(password))
+
+
 def _describe(error: Exception) -> str:
-    """A short, credential-free description of a transport error."""
+    """A short, credential-free description of a transport error, saying what really happened.
+
+    urllib3 makes ``NewConnectionError`` (and ``NameResolutionError`` below it) a kind of
+    ``ConnectTimeoutError``, so the specific cases are told apart before the timeout one.
+    """
     if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
         error = error.reason
-    if isinstance(error, urllib3.exceptions.TimeoutError):
-        return "timed out"
+    if isinstance(error, urllib3.exceptions.NameResolutionError):
+        return "the host name could not be resolved"
+    if isinstance(error, urllib3.exceptions.NewConnectionError):
+        cause = error.__cause__ or error.__context__
+        if isinstance(cause, ConnectionRefusedError) or "refused" in str(error).lower():
+            return "connection refused"
+        if isinstance(cause, TimeoutError | socket.timeout):
+            return "timed out connecting"
+        return "could not connect (host unreachable)"
     if isinstance(error, urllib3.exceptions.SSLError):
         return "TLS verification failed" if "CERTIFICATE_VERIFY" in str(error) else "TLS error"
-    if isinstance(error, urllib3.exceptions.NewConnectionError):
-        return "connection refused or unreachable"
+    if isinstance(error, urllib3.exceptions.ConnectTimeoutError):
+        return "timed out connecting"
+    if isinstance(error, urllib3.exceptions.TimeoutError):
+        return "timed out"
     if isinstance(error, urllib3.exceptions.ProtocolError):
         return "connection broken"
     return type(error).__name__

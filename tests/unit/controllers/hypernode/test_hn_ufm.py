@@ -2,14 +2,28 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 from pathlib import Path
 
 import pytest
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NameResolutionError,
+    NewConnectionError,
+    ReadTimeoutError,
+)
 
 from tests.unit.controllers.hypernode.hnfakes import members_of
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, SecretRef
 from volcano_py.controllers.hypernode.discovery import DiscovererStartError, DiscoveryContext
-from volcano_py.controllers.hypernode.ufm import UFMDiscoverer, leaf_groups, ufm_hypernodes
+from volcano_py.controllers.hypernode.ufm import (
+    UFMDiscoverer,
+    _describe,
+    leaf_groups,
+    split_userinfo,
+    ufm_hypernodes,
+)
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.store import Store
 
@@ -136,3 +150,81 @@ def test_ufm_endpoint_defaults_to_https_and_verification_stays_on() -> None:
 def test_ufm_rejects_a_bad_config_naming_the_field(config: dict, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         discoverer(config)
+
+
+@pytest.mark.parametrize(
+    ("url", "clean", "credentials"),
+    [
+        ("https://admin:s3cr%40t@ufm:8443/x", "https://ufm:8443/x", ("admin", "s3cr@t")),
+        ("ufm.example.com", "ufm.example.com", None),
+        ("https://ufm/a@b", "https://ufm/a@b", None),
+        ("https://token@ufm", "https://ufm", None),
+        ("u:p@ufm?q=1", "ufm?q=1", ("u", "p")),
+    ],
+    ids=["user-password", "plain", "at-in-path", "user-only", "no-scheme"],
+)
+def test_split_userinfo_removes_credentials_from_the_authority_only(
+    url: str, clean: str, credentials: tuple[str, str] | None
+) -> None:
+    assert split_userinfo(url) == (clean, credentials)
+
+
+def test_ufm_endpoint_credentials_never_reach_messages_and_serve_as_fallback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    d = discoverer({"endpoint": "https://admin:hunter2@ufm.example.com"}, ref=False)
+    assert d.url == "https://ufm.example.com/ufmRest/resources/ports"
+    assert d._credentials() == ("admin", "hunter2")
+    d.check()  # URL credentials stand in for a missing secretRef
+    with pytest.raises(ConfigError) as caught:
+        discoverer({"endpoint": "ftp://admin:hunter2@ufm"})
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in caplog.text
+
+
+def test_ufm_secret_wins_over_url_credentials() -> None:
+    d = discoverer(
+        {"endpoint": "https://admin:old@ufm"},
+        {("vs", "creds"): secret(username="u", password="p")},
+        True,
+    )
+    assert d._credentials() == ("u", "p")
+
+
+def _connection_error(cause: BaseException, dns: bool = False) -> Exception:
+    error: Exception
+    try:
+        if dns:
+            raise NameResolutionError("ufm.invalid", None, cause)  # type: ignore[arg-type]
+        raise NewConnectionError(None, f"Failed to establish a new connection: {cause}")  # type: ignore[arg-type]
+    except NewConnectionError as raised:
+        raised.__cause__ = cause
+        error = raised
+    return MaxRetryError(None, "/ufmRest/resources/ports", error)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (
+            _connection_error(ConnectionRefusedError(111, "Connection refused")),
+            "connection refused",
+        ),
+        (
+            _connection_error(socket.gaierror(-2, "Name or service not known"), dns=True),
+            "host name could not be resolved",
+        ),
+        (_connection_error(OSError(113, "No route to host")), "host unreachable"),
+        (MaxRetryError(None, "/", ReadTimeoutError(None, "/", "read timed out")), "timed out"),  # type: ignore[arg-type]
+        (
+            MaxRetryError(None, "/", ConnectTimeoutError("connect timed out")),
+            "timed out connecting",
+        ),  # type: ignore[arg-type]
+    ],
+    ids=["refused", "dns", "unreachable", "read-timeout", "connect-timeout"],
+)
+def test_ufm_transport_errors_say_what_happened(error: Exception, text: str) -> None:
+    described = _describe(error)
+    assert text in described
+    if text != "timed out" and "timed out" not in text:
+        assert "timed out" not in described
