@@ -52,6 +52,11 @@ class ServerOptions:
     log_level: str = "info"
 
 
+# TLS 1.2 suites the webhook offers: forward secret (ECDHE) with an AEAD cipher only, no CBC.
+# TLS 1.3's suites are all AEAD and are not affected by this list.
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+
+
 class ReloadingSSLContext:
     """An SSL server context from a cert folder, rebuilt when the files change."""
 
@@ -72,6 +77,7 @@ class ReloadingSSLContext:
         """A fresh context from the files (raises when they do not load)."""
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers(TLS12_CIPHERS)
         context.load_cert_chain(self.cert_dir / CERT_FILE, self.cert_dir / KEY_FILE)
         return context
 
