@@ -68,7 +68,8 @@ UNSCHEDULE_JOB_COUNT = Gauge(
 )
 HYPERNODE_FREE = Gauge(
     "hypernode_free_resource",
-    "Free (idle) resource under a HyperNode, in base units (milli-cpu, bytes, count)",
+    "Free (idle) resource under a HyperNode, in base units (cpu cores, memory bytes, "
+    "a count for GPUs and every other resource)",
     ["hypernode", "tier", "resource"],
     namespace=NAMESPACE,
     registry=REGISTRY,

@@ -1,8 +1,9 @@
 """Capacity metrics from a cache snapshot: free resources per HyperNode, largest gang per tier.
 
 ``export_capacity(snapshot)`` sets ``volcano_hypernode_free_resource{hypernode,tier,resource}``
-(the idle cpu in milli-cores, memory in bytes, and every scalar resource in milli-units
-summed over the real nodes under the HyperNode) and
+(Prometheus base units: the idle cpu in cores, memory in bytes, and every other resource,
+``nvidia.com/gpu`` included, as a count, summed over the real nodes under the HyperNode; the
+scheduler's ``Resource`` keeps cpu and scalars in milli-units, converted by ``base_units``) and
 ``volcano_largest_gang_fits_per_tier{tier}``: over the HyperNodes of a tier, the most pods of
 the *reference request* that the nodes under one of them could still hold (per node
 ``min(idle / request)`` over the request's resources, summed over the nodes). The reference
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from volcano_py.metrics import HYPERNODE_FREE, LARGEST_GANG_PER_TIER
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.resource import MEMORY, Resource
 from volcano_py.scheduler.framework.session import Snapshot
 
 EXPORT_INTERVAL_S = 15.0
@@ -28,6 +29,11 @@ def reference_request(nodes: dict[str, NodeInfo]) -> Resource:
     if any(node.allocatable.get(GPU) > 0 for node in nodes.values()):
         return Resource(scalars={GPU: 1000})
     return Resource(milli_cpu=1000)
+
+
+def base_units(resource: str, amount: int) -> float:
+    """An amount from ``Resource`` (milli-units for all but memory) in Prometheus base units."""
+    return float(amount) if resource == MEMORY else amount / 1000
 
 
 def pods_fitting(idle: Resource, request: Resource) -> int:
@@ -53,7 +59,7 @@ def export_capacity(
             free.add(node.idle)
         tier = str(info.tier)
         for resource, amount in free.items():
-            HYPERNODE_FREE.labels(name, tier, resource).set(amount)
+            HYPERNODE_FREE.labels(name, tier, resource).set(base_units(resource, amount))
             exported.add((name, tier, resource))
         fits = sum(per_node[node.name] for node in members)
         largest[info.tier] = max(largest.get(info.tier, 0), fits)

@@ -19,7 +19,7 @@ def test_export_capacity_sets_free_resources_and_largest_gang_per_tier() -> None
             "kind": "Node",
             "metadata": {"name": name, "labels": {"rack": rack}},
             "status": {
-                "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110", "nvidia.com/gpu": "8"},
                 "conditions": [{"type": "Ready", "status": "True"}],
             },
         }
@@ -52,17 +52,27 @@ def test_export_capacity_sets_free_resources_and_largest_gang_per_tier() -> None
             "volcano_hypernode_free_resource",
             {"hypernode": "cap-rack-a", "tier": "1", "resource": "cpu"},
         )
-        == 8000
+        == 8
     )
+    free_a = {
+        resource: REGISTRY.get_sample_value(
+            "volcano_hypernode_free_resource",
+            {"hypernode": "cap-rack-a", "tier": "1", "resource": resource},
+        )
+        for resource in ("nvidia.com/gpu", "memory")
+    }
+    # GPUs are a count, memory is bytes (the help says so).
+    assert free_a == {"nvidia.com/gpu": 16, "memory": 2 * 8 * 2**30}
     assert (
         REGISTRY.get_sample_value(
             "volcano_hypernode_free_resource",
             {"hypernode": "cap-spine", "tier": "2", "resource": "cpu"},
         )
-        == 12000
+        == 12
     )
-    assert REGISTRY.get_sample_value("volcano_largest_gang_fits_per_tier", {"tier": "1"}) == 8
-    assert REGISTRY.get_sample_value("volcano_largest_gang_fits_per_tier", {"tier": "2"}) == 12
+    # The reference request is one GPU: 16 fit in rack a, 24 under the spine.
+    assert REGISTRY.get_sample_value("volcano_largest_gang_fits_per_tier", {"tier": "1"}) == 16
+    assert REGISTRY.get_sample_value("volcano_largest_gang_fits_per_tier", {"tier": "2"}) == 24
     # A HyperNode that disappears loses its series.
     second = export_capacity(Simulator(objects[:4]).cache.snapshot(), first)
     assert ("cap-rack-b", "1", "cpu") in first - second
