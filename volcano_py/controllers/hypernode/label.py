@@ -11,7 +11,10 @@ Config (Volcano's)::
 
 Labels are listed from the top tier down; the last entry is the node itself and is dropped,
 so tier 1 is the second-to-last label. For each node, walking up from tier 1, the nodes that
-share a label value form one HyperNode; a node missing a level's label stops there. Tier-1
+share a label value form one HyperNode; a node missing a level's label stops there, and joins
+the HyperNodes above it that the other nodes of its group agree on (a rack whose nodes are
+labelled with one spine, but for one node without the spine label, is one rack under that
+spine; ``complete_paths``). Tier-1
 members are the Nodes, higher tiers' members the HyperNodes one tier down, all
 ``exactMatch``, sorted. ``tierName`` is the label key.
 
@@ -158,6 +161,7 @@ def discover_label_hypernodes(
     """
     members: dict[GroupKey, set[Any]] = defaultdict(set)
     type_list = list(types)
+    paths: dict[str, list[tuple[str, tuple[str, ...]]]] = {t.name: [] for t in type_list}
     for node in nodes:
         labels = labels_of(node)
         if not labels:
@@ -170,9 +174,15 @@ def discover_label_hypernodes(
                 if value is None:
                     break
                 values.append(value)
+            if values:
+                paths[topology.name].append((node_name, tuple(values)))
+    for topology in type_list:
+        completed = complete_paths({path for _, path in paths[topology.name]})
+        for node_name, path in paths[topology.name]:
+            path = completed.get(path, path)
             child: Any = node_name
-            for i in range(len(values)):
-                group: GroupKey = (topology.name, i + 1, tuple(values[i:]))
+            for i in range(len(path)):
+                group: GroupKey = (topology.name, i + 1, path[i:])
                 members[group].add(child)
                 child = group
     by_type = {t.name: t for t in type_list}
@@ -190,6 +200,28 @@ def discover_label_hypernodes(
         result.append(_hypernode(names[group], topology, group, member_names, member_type))
     result.sort(key=name_of)
     return result
+
+
+def complete_paths(paths: set[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """For paths cut short by a missing upper label, the one longer path they belong to.
+
+    A node without a label above its rack still belongs to that rack: when every longer path
+    that starts with the short one lies on one chain (``(s0,)`` under ``(s0, s2)``), the
+    short path becomes the longest of them. When two labelled parents conflict (``(s0, s2)``
+    and ``(s0, s3)``) the short path stays as it is, and so do the conflicting ones.
+    """
+    extensions: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
+    for path in paths:
+        for k in range(1, len(path)):
+            extensions[path[:k]].append(path)
+    completed: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for short, longer in extensions.items():
+        if short not in paths:
+            continue
+        longest = max(longer, key=len)
+        if all(longest[: len(other)] == other for other in longer):
+            completed[short] = longest
+    return completed
 
 
 def _path_labels(topology: TopologyType, group: GroupKey) -> dict[str, str]:

@@ -120,6 +120,41 @@ def test_label_discovery_keeps_one_hypernode_per_parent_for_a_repeated_value() -
     assert sorted(children) == sorted(r["metadata"]["name"] for r in racks)
 
 
+def test_label_discovery_keeps_a_rack_whole_when_one_node_lacks_the_upper_label() -> None:
+    nodes = [node("node0", rack="s0"), node("node1", rack="s0", spine="s2")]
+    result = discover_label_hypernodes(
+        nodes, [], [TopologyType("t", ("rack", "spine"))], random.Random(1)
+    )
+    racks = by_label(result, "rack", "s0")
+    assert len(racks) == 1
+    assert members_of(racks[0]) == ["node0", "node1"]
+    assert racks[0]["metadata"]["labels"]["spine"] == "s2"
+    (spine,) = [h for h in result if h["spec"]["tier"] == 2]
+    assert members_of(spine) == [racks[0]["metadata"]["name"]]
+
+
+def test_label_discovery_completes_a_short_path_along_one_chain_only() -> None:
+    chain = [
+        node("a", rack="r"),
+        node("b", rack="r", spine="s"),
+        node("c", rack="r", spine="s", zone="z"),
+    ]
+    result = discover_label_hypernodes(chain, [], [THREE], random.Random(1))
+    (rack,) = by_label(result, "rack", "r")
+    assert members_of(rack) == ["a", "b", "c"]
+    # Two labelled parents conflict: the rack splits, the unlabelled node stays on its own.
+    conflict = [
+        node("a", rack="r"),
+        node("b", rack="r", spine="s1"),
+        node("c", rack="r", spine="s2"),
+    ]
+    racks = by_label(
+        discover_label_hypernodes(conflict, [], [THREE], random.Random(1)), "rack", "r"
+    )
+    assert sorted(members_of(r)[0] for r in racks) == ["a", "b", "c"]
+    assert len(racks) == 3
+
+
 def test_label_discovery_reuses_names_so_a_restart_renames_nothing() -> None:
     nodes = [node(f"n{i}", rack=f"r{i % 3}", spine=f"s{i % 2}", zone="z") for i in range(12)]
     first = discover_label_hypernodes(nodes, [], [THREE], random.Random(1))
