@@ -35,8 +35,8 @@ from tests.e2e.faults import (
 from volcano_py.api import resources as R
 from volcano_py.api.resources import Resource
 from volcano_py.certkeeper import CertKeeper
-from volcano_py.kube.client import KubeClient
-from volcano_py.kube.errors import ApiError
+from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.errors import ApiError, Forbidden
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -181,3 +181,20 @@ def test_manager_works_with_exactly_the_manifest_rbac(
     log = manager.log()
     forbidden = [line for line in log.splitlines() if "forbidden" in line.lower()]
     assert not forbidden, forbidden[:5]
+
+
+def test_secrets_are_readable_only_in_the_controller_namespace(
+    admin: KubeClient, manager: ManagerProcess
+) -> None:
+    sa = KubeClient(load_config(str(manager.log_path.parent / "sa.kubeconfig")))
+    for namespace in (SYSTEM_NS, "r6"):
+        admin.create(
+            R.SECRETS,
+            {"metadata": {"name": "ufm-creds", "namespace": namespace}, "stringData": {"u": "x"}},
+            namespace,
+        )
+    assert sa.get(R.SECRETS, "ufm-creds", SYSTEM_NS)["metadata"]["name"] == "ufm-creds"
+    with pytest.raises(Forbidden):
+        sa.get(R.SECRETS, "ufm-creds", "r6")
+    with pytest.raises(Forbidden):
+        sa.list_all(R.SECRETS, "r6")

@@ -50,7 +50,7 @@ from volcano_py.controllers.hypernode.discovery import (
     DiscoveryError,
     PeriodicDiscoverer,
 )
-from volcano_py.kube.errors import ApiError, NotFound
+from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +202,12 @@ class UFMDiscoverer(PeriodicDiscoverer):
             secret = self._context.get_secret(ref.namespace, ref.name)
         except NotFound:
             raise DiscovererStartError(f"ufm: {where} not found", retryable=True) from None
+        except Forbidden:
+            raise DiscovererStartError(
+                f"ufm: cannot read {where}: forbidden; volcano-py may read Secrets only in its "
+                "own namespace unless granted `get` on this Secret (docs/operations.md)",
+                retryable=True,
+            ) from None
         except ApiError as e:
             raise DiscovererStartError(
                 f"ufm: cannot read {where}: {e.status} {e.reason}", retryable=True

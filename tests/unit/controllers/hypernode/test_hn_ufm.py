@@ -24,7 +24,7 @@ from volcano_py.controllers.hypernode.ufm import (
     split_userinfo,
     ufm_hypernodes,
 )
-from volcano_py.kube.errors import NotFound
+from volcano_py.kube.errors import Forbidden, NotFound
 from volcano_py.kube.store import Store
 
 RECORDED = Path(__file__).resolve().parents[4] / "tests" / "data" / "ufm" / "ports.json"
@@ -228,3 +228,17 @@ def test_ufm_transport_errors_say_what_happened(error: Exception, text: str) -> 
     assert text in described
     if text != "timed out" and "timed out" not in text:
         assert "timed out" not in described
+
+
+def test_ufm_names_a_forbidden_secret_and_how_to_grant_it() -> None:
+    def forbidden(namespace: str, name: str) -> dict:
+        raise Forbidden(403, "Forbidden", "secrets is forbidden")
+
+    entry = DiscoveryConfig(
+        "ufm", enabled=True, config={"endpoint": "ufm"}, secret_ref=SecretRef("creds", "vs")
+    )
+    d = UFMDiscoverer(entry, DiscoveryContext(Store(), Store(), get_secret=forbidden))
+    with pytest.raises(DiscovererStartError, match="Secret vs/creds: forbidden") as caught:
+        d.check()
+    assert "docs/operations.md" in str(caught.value)
+    assert caught.value.retryable
