@@ -6,8 +6,9 @@ Pure functions on dicts (unit-tested without a cluster):
   ``Running`` once at least minMember tasks are placed, ``Unknown`` when a Running gang drops
   below minMember with some still placed), its conditions (``Unschedulable`` with the reason
   and the per-tier message when the gang could not be placed; ``Scheduled`` when it was) and the
-  ``volcano.sh/job-allocated-hypernode`` annotation. Returns None when nothing changed, so an
-  idle cluster causes no writes.
+  ``volcano.sh/job-allocated-hypernode`` annotation, and the task counts (``running``,
+  ``succeeded``, ``failed``). Returns None when none of these changed, so an idle cluster
+  causes no writes.
 - ``pod_unschedulable_condition``: the ``PodScheduled=False`` condition for a pending pod of a
   job that could not be placed, or None when the pod already carries that exact condition.
 
@@ -102,16 +103,12 @@ def podgroup_status(
     if hn and annotations.get(JOB_ALLOCATED_HYPERNODE_ANNOTATION) != hn:
         annotations[JOB_ALLOCATED_HYPERNODE_ANNOTATION] = hn
         changed = True
+    counts = _task_counts(job)
+    # The counts are part of the status like the phase: pods that bind after the gang is
+    # Running change nothing else, and must still be written (else status.running goes stale).
+    changed |= any(status.get(field, 0) != value for field, value in counts.items())
     if not changed:
         return None
-    counts = {"running": 0, "succeeded": 0, "failed": 0}
-    for task in job.tasks.values():
-        if task.status in (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.BINDING):
-            counts["running"] += 1
-        elif task.status == TaskStatus.SUCCEEDED:
-            counts["succeeded"] += 1
-        elif task.status == TaskStatus.FAILED:
-            counts["failed"] += 1
     new = dict(pg)
     new["metadata"] = dict(pg.get("metadata") or {})
     new["metadata"]["annotations"] = annotations
@@ -125,6 +122,19 @@ def podgroup_status(
             new_status.pop(field, None)
     new["status"] = new_status
     return new
+
+
+def _task_counts(job: JobInfo) -> dict[str, int]:
+    """``status.running`` (placed: binding, bound or running), ``succeeded`` and ``failed``."""
+    counts = {"running": 0, "succeeded": 0, "failed": 0}
+    for task in job.tasks.values():
+        if task.status in (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.BINDING):
+            counts["running"] += 1
+        elif task.status == TaskStatus.SUCCEEDED:
+            counts["succeeded"] += 1
+        elif task.status == TaskStatus.FAILED:
+            counts["failed"] += 1
+    return counts
 
 
 def pod_unschedulable_condition(pod: JSON, message: str, *, now: str) -> JSON | None:

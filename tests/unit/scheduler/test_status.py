@@ -60,6 +60,21 @@ def test_podgroup_unschedulable_cleared_once_running() -> None:
     assert by_type["Scheduled"]["status"] == "True"
 
 
+def test_podgroup_running_count_follows_pods_bound_after_the_gang_is_running() -> None:
+    pg = podgroup("g", 2, phase="Inqueue")
+    first = _job(pg, [pod(f"p{i}", "g", node_name="n") for i in range(2)] + [pod("p2", "g")])
+    running = podgroup_status(pg, first, None, now=NOW, transition_id="t")
+    assert running is not None
+    assert (running["status"]["phase"], running["status"]["running"]) == ("Running", 2)
+    # The third pod binds later: phase, conditions and annotation are unchanged, the count is not.
+    later = _job(running, [pod(f"p{i}", "g", node_name="n") for i in range(3)])
+    updated = podgroup_status(running, later, None, now="later", transition_id="u")
+    assert updated is not None
+    assert updated["status"]["running"] == 3
+    again = _job(updated, [pod(f"p{i}", "g", node_name="n") for i in range(3)])
+    assert podgroup_status(updated, again, None, now="later", transition_id="v") is None
+
+
 def test_pod_condition_only_when_message_changes() -> None:
     p = pod("p0", "g")
     cond = pod_unschedulable_condition(p, "why", now=NOW)
