@@ -43,6 +43,7 @@ from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
+from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
@@ -191,8 +192,12 @@ class Scheduler:
         plugins: PluginRegistry | None = None,
         actions: ActionRegistry | None = None,
         clock: Clock | None = None,
+        configmap: ConfigMapGetter | None = None,
     ) -> None:
         """Wire the cache to ``informers`` (call before ``informers.start()``).
+
+        ``configmap`` (the scheduler ConfigMap from a watched store) makes the conf
+        hot-reloadable: see ``conf_watch.ConfWatch``.
 
         Raises:
             ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
@@ -202,9 +207,12 @@ class Scheduler:
         self.actions = actions or default_actions
         if conf is None:
             conf = DEFAULT_SCHEDULER_CONF
+        text = conf if isinstance(conf, str) else None
         if isinstance(conf, str):
             conf = load_conf(conf, self.plugins, self.actions)
-        self.conf = conf
+        self.conf_watch = ConfWatch(
+            conf, self.plugins, self.actions, configmap=configmap, recorder=recorder, text=text
+        )
         self.period = schedule_period
         self.clock = clock or RealClock()
         self.cache = SchedulerCache(scheduler_name)
@@ -213,6 +221,11 @@ class Scheduler:
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
+
+    @property
+    def conf(self) -> SchedulerConf:
+        """The running configuration."""
+        return self.conf_watch.conf
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Wait until the cache has seen the informers' initial lists."""
@@ -238,7 +251,8 @@ class Scheduler:
 
     def run_once(self) -> CycleResult:
         """One cycle now."""
-        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer)
+        conf = self.conf_watch.current()
+        return run_cycle(self.cache, conf, self.plugins, self.actions, self.writer)
 
     def _wait(self, stop: threading.Event) -> None:
         """Until the period ends, a relevant change arrives, or ``stop`` is set."""

@@ -50,10 +50,32 @@ def test_simulate_bad_conf_names_key(capsys: pytest.CaptureFixture[str], tmp_pat
     import pathlib
 
     conf = pathlib.Path(str(tmp_path)) / "conf"
-    conf.write_text('actions: "allocate, backfill"\n')
+    conf.write_text('actions: "allocate, backfil"\n')
     code, _, err = _run(capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", str(conf))
     assert code == 2
-    assert "unknown action 'backfill'" in err
+    assert "unknown action 'backfil'" in err
+
+
+@pytest.mark.parametrize("name", ["CHART_CONF", "CHART_CI_CONF"])
+def test_simulate_loads_volcano_chart_confs_unchanged(
+    capsys: pytest.CaptureFixture[str], tmp_path: object, name: str
+) -> None:
+    import pathlib
+
+    from tests.unit.scheduler import test_volcano_conf
+
+    conf = pathlib.Path(str(tmp_path)) / "conf"
+    conf.write_text(getattr(test_volcano_conf, name))
+    code, out, _ = _run(
+        capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", str(conf), "-o", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    _, default_out, _ = _run(capsys, "simulate", "--cluster", CLUSTER, "-o", "json")
+    default = json.loads(default_out)
+    assert len(data["bindings"]) == len(default["bindings"]) > 0
+    phases = {k: pg["phase"] for k, pg in data["podGroups"].items()}
+    assert phases == {k: pg["phase"] for k, pg in default["podGroups"].items()}
 
 
 def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
