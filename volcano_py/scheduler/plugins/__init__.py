@@ -6,17 +6,21 @@ from volcano_py.scheduler.framework.registry import PluginRegistry
 from volcano_py.scheduler.plugins.gang import GangPlugin
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
+from volcano_py.scheduler.plugins.overcommit import OvercommitPlugin
 from volcano_py.scheduler.plugins.predicates import PredicatesPlugin
 from volcano_py.scheduler.plugins.priority import PriorityPlugin
+from volcano_py.scheduler.plugins.proportion import ProportionPlugin
 
 
 def register_builtin_plugins(registry: PluginRegistry) -> None:
-    """Register priority, gang, predicates, nodeorder and network-topology-aware."""
+    """Register every built-in plugin (sorted iteration is the registry's)."""
     for plugin in (
         PriorityPlugin,
         GangPlugin,
         PredicatesPlugin,
         NodeOrderPlugin,
         NetworkTopologyAwarePlugin,
+        OvercommitPlugin,
+        ProportionPlugin,
     ):
         registry.register(plugin.name, plugin)
