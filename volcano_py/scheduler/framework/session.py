@@ -50,6 +50,8 @@ OverusedFn = Callable[[QueueInfo], bool]
 AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
 # a vote on a Pending job entering its queue: None abstains, else why not (Volcano's Permit/Reject)
 JobEnqueueableFn = Callable[[JobInfo], "str | None"]
+# the candidates a plugin lets an eviction (preempt/reclaim) take
+EvictableFn = Callable[[list[TaskInfo]], list[TaskInfo]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,7 @@ class _Points:
     allocatable: dict[str, AllocatableFn] = field(default_factory=dict)
     job_enqueueable: dict[str, JobEnqueueableFn] = field(default_factory=dict)
     job_enqueued: dict[str, Callable[[JobInfo], None]] = field(default_factory=dict)
+    evictable: dict[str, EvictableFn] = field(default_factory=dict)
 
 
 class Session:
@@ -242,6 +245,17 @@ class Session:
     def add_job_enqueued_fn(self, name: str, fn: Callable[[JobInfo], None]) -> None:
         """Register a callback for a job that entered its queue this cycle."""
         self._points.job_enqueued[name] = fn
+
+    def add_evictable_fn(self, name: str, fn: EvictableFn) -> None:
+        """Register a filter on eviction candidates (Volcano's preemptable/reclaimable)."""
+        if self._enabled(name, "preemptable") or self._enabled(name, "reclaimable"):
+            self._points.evictable[name] = fn
+
+    def evictable(self, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """The candidates every evictable filter keeps."""
+        for fn in self._points.evictable.values():
+            candidates = fn(candidates)
+        return candidates
 
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register allocate/deallocate callbacks."""

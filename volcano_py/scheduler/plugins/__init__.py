@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from volcano_py.scheduler.framework.registry import PluginRegistry
+from volcano_py.scheduler.plugins.binpack import BinpackPlugin
+from volcano_py.scheduler.plugins.capacity import CapacityPlugin
+from volcano_py.scheduler.plugins.conformance import ConformancePlugin
+from volcano_py.scheduler.plugins.drf import DrfPlugin
 from volcano_py.scheduler.plugins.gang import GangPlugin
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
@@ -22,5 +26,9 @@ def register_builtin_plugins(registry: PluginRegistry) -> None:
         NetworkTopologyAwarePlugin,
         OvercommitPlugin,
         ProportionPlugin,
+        CapacityPlugin,
+        BinpackPlugin,
+        DrfPlugin,
+        ConformancePlugin,
     ):
         registry.register(plugin.name, plugin)

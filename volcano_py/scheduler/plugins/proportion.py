@@ -28,7 +28,15 @@ from volcano_py.scheduler.api.resource import format_amount
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import EventHandler, Session
-from volcano_py.scheduler.plugins.queue_attr import Amounts, QueueAttr, amounts, fits
+from volcano_py.scheduler.plugins.queue_attr import (
+    Amounts,
+    QueueAttr,
+    amounts,
+    cluster_total,
+    fits,
+    set_real_capability,
+    total_guarantee,
+)
 
 MAX_ROUNDS = 64
 
@@ -45,14 +53,11 @@ class ProportionPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         """Build the queue attributes, deal the cluster out, register the hooks."""
-        total: Amounts = {}
-        for node in ssn.nodes.values():
-            for name, amount in node.allocatable.items():
-                total[name] = total.get(name, 0.0) + amount
+        total = cluster_total(ssn.nodes.values())
         attrs = build_attrs(ssn.queues, {job.queue for job in ssn.jobs.values()}, total)
         deal_by_weight(list(attrs.values()), total)
         self.attrs = attrs
-        register_quota_hooks(ssn, self.name, attrs, order_by_share=True)
+        register_quota_hooks(ssn, self.name, attrs, limit=lambda a: a.deserved)
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the attributes."""
@@ -63,25 +68,14 @@ def build_attrs(
     queues: dict[str, QueueInfo], used: set[str], total: Amounts
 ) -> dict[str, QueueAttr]:
     """Attributes of the queues named by jobs, with their real capability."""
-    total_guarantee: Amounts = {}
-    for info in queues.values():
-        for name, amount in amounts(info.guarantee).items():
-            total_guarantee[name] = total_guarantee.get(name, 0.0) + amount
+    guarantees = total_guarantee(queues.values())
     attrs: dict[str, QueueAttr] = {}
     for name in sorted(used):
         queue = queues.get(name)
         if queue is None:
             continue
         attr = QueueAttr(queue)
-        real = {
-            n: max(0.0, total.get(n, 0.0) - total_guarantee.get(n, 0.0))
-            + attr.guarantee.get(n, 0.0)
-            for n in set(total) | set(attr.guarantee)
-        }
-        if attr.capability is not None:
-            for n, cap in attr.capability.items():
-                real[n] = min(real.get(n, cap), cap)
-        attr.real_capability = real
+        set_real_capability(attr, total, guarantees)
         attrs[name] = attr
     return attrs
 
@@ -122,9 +116,20 @@ def deal_by_weight(attrs: list[QueueAttr], total: Amounts) -> None:
 
 
 def register_quota_hooks(
-    ssn: Session, plugin: str, attrs: dict[str, QueueAttr], *, order_by_share: bool
+    ssn: Session,
+    plugin: str,
+    attrs: dict[str, QueueAttr],
+    *,
+    limit: Callable[[QueueAttr], Amounts | None],
+    chain: Callable[[QueueAttr], list[QueueAttr]] = lambda a: [a],
+    with_overused: bool = True,
 ) -> None:
-    """Queue order, overused, allocatable, enqueueable and the allocation followers."""
+    """Queue order by share, overused, allocatable, enqueueable and the allocation followers.
+
+    ``limit(attr)``: what allocate checks a task against (proportion: deserved; capacity: real
+    capability). ``chain(attr)``: the queues a placement counts against (capacity: the queue and
+    its ancestors).
+    """
 
     def queue_order(left: QueueInfo, right: QueueInfo) -> int:
         lattr, rattr = attrs.get(left.name), attrs.get(right.name)
@@ -138,45 +143,56 @@ def register_quota_hooks(
 
     def allocatable(queue: QueueInfo, task: TaskInfo) -> bool:
         attr = attrs.get(queue.name)
-        return attr is None or not attr.within(attr.deserved, task)
+        if attr is None:
+            return True
+        for each in chain(attr):
+            bound = limit(each)
+            if bound is not None and each.within(bound, task):
+                return False
+        return True
 
     def enqueueable(job: JobInfo) -> str | None:
         attr = attrs.get(job.queue)
-        if attr is None or attr.capability is None or attr.real_capability is None:
-            return None
         need = amounts(job.min_resources)
-        if not need:
+        if attr is None or not need:
             return None
-        total = {
-            n: v + attr.allocated.get(n, 0.0) + attr.inqueue.get(n, 0.0) for n, v in need.items()
-        }
-        short = fits(total, attr.real_capability, need)
-        if not short:
-            return None
-        listed = ", ".join(
-            f"{n} short by {format_amount(n, int(total[n] - attr.real_capability.get(n, 0.0)))}"
-            for n in short
-        )
-        return f"queue resource quota insufficient: queue {job.queue}: {listed}"
+        for each in chain(attr):
+            if each.capability is None or each.real_capability is None:
+                continue
+            total = {
+                n: v + each.allocated.get(n, 0.0) + each.inqueue.get(n, 0.0)
+                for n, v in need.items()
+            }
+            short = fits(total, each.real_capability, need)
+            if short:
+                listed = ", ".join(
+                    f"{n} short by "
+                    f"{format_amount(n, int(total[n] - each.real_capability.get(n, 0.0)))}"
+                    for n in short
+                )
+                return f"queue resource quota insufficient: queue {each.name}: {listed}"
+        return None
 
     def enqueued(job: JobInfo) -> None:
         attr = attrs.get(job.queue)
         if attr is not None:
-            for n, v in amounts(job.min_resources).items():
-                attr.inqueue[n] = attr.inqueue.get(n, 0.0) + v
+            for each in chain(attr):
+                for n, v in amounts(job.min_resources).items():
+                    each.inqueue[n] = each.inqueue.get(n, 0.0) + v
 
     def follow(sign: float) -> Callable[[TaskInfo], None]:
         def on_event(task: TaskInfo) -> None:
             job = ssn.jobs.get(task.job)
             attr = attrs.get(job.queue) if job is not None else None
             if attr is not None:
-                attr.add(task, sign)
+                for each in chain(attr):
+                    each.add(task, sign)
 
         return on_event
 
-    if order_by_share:
-        ssn.add_queue_order_fn(plugin, queue_order)
-    ssn.add_overused_fn(plugin, overused)
+    ssn.add_queue_order_fn(plugin, queue_order)
+    if with_overused:
+        ssn.add_overused_fn(plugin, overused)
     ssn.add_allocatable_fn(plugin, allocatable)
     ssn.add_job_enqueueable_fn(plugin, enqueueable)
     ssn.add_job_enqueued_fn(plugin, enqueued)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import TaskInfo
@@ -86,3 +87,33 @@ class QueueAttr:
         """Dimensions of the task's request where allocated + request would pass ``limit``."""
         future = {n: self.allocated.get(n, 0.0) + a for n, a in task.resreq.items()}
         return fits(future, limit, (n for n, _ in task.resreq.items()))
+
+
+def cluster_total(nodes: Iterable[NodeInfo]) -> Amounts:
+    """The nodes' allocatable, summed."""
+    total: Amounts = {}
+    for node in nodes:
+        for name, amount in node.allocatable.items():
+            total[name] = total.get(name, 0.0) + amount
+    return total
+
+
+def total_guarantee(queues: Iterable[QueueInfo]) -> Amounts:
+    """Every queue's guarantee, summed."""
+    total: Amounts = {}
+    for queue in queues:
+        for name, amount in queue.guarantee.items():
+            total[name] = total.get(name, 0.0) + amount
+    return total
+
+
+def set_real_capability(attr: QueueAttr, total: Amounts, guarantees: Amounts) -> None:
+    """Volcano's realCapability: the others' guarantees' leftover plus its own, capped."""
+    real = {
+        n: max(0.0, total.get(n, 0.0) - guarantees.get(n, 0.0)) + attr.guarantee.get(n, 0.0)
+        for n in set(total) | set(attr.guarantee)
+    }
+    if attr.capability is not None:
+        for n, cap in attr.capability.items():
+            real[n] = min(real.get(n, cap), cap)
+    attr.real_capability = real
