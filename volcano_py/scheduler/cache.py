@@ -40,6 +40,7 @@ from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedIn
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.session import Snapshot
 from volcano_py.scheduler.queues import build_queues
@@ -314,10 +315,10 @@ class SchedulerCache:
             self._settled.clear()
         self.changed.set()
 
-    def queue_objects(self) -> list[JSON]:
-        """The cached Queue dicts."""
+    def queue_infos(self) -> dict[str, QueueInfo]:
+        """Every queue with its usage and PodGroup counts (for the status writer)."""
         with self._lock:
-            return list(self._queues.values())
+            return build_queues(self._queues.values(), self._podgroups, self._job_tasks)
 
     # -- snapshot -----------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
+from volcano_py.scheduler.queue_status import QueueStatusWriter, ensure_builtin_queues
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
 
 log = logging.getLogger(__name__)
@@ -219,6 +220,8 @@ class Scheduler:
         self.informers = informers
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
+        self.client = client
+        self.queue_status = QueueStatusWriter(client)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
 
@@ -249,6 +252,13 @@ class Scheduler:
         except Exception:
             log.exception("exporting capacity metrics failed")
 
+    def _sync_queues(self) -> None:
+        """Write changed Queue statuses (never raises into the loop)."""
+        try:
+            self.queue_status.sync(self.cache.queue_infos())
+        except Exception:
+            log.exception("writing queue status failed")
+
     def run_once(self) -> CycleResult:
         """One cycle now."""
         conf = self.conf_watch.current()
@@ -269,6 +279,8 @@ class Scheduler:
                 self.writer.close()
                 return
         log.info("scheduler started: actions=%s period=%.2fs", self.conf.actions, self.period)
+        seen = {n for n, q in self.cache.queue_infos().items() if not q.implicit}
+        ensure_builtin_queues(self.client, seen)
         try:
             while not stop.is_set():
                 self.cache.changed.clear()
@@ -278,6 +290,7 @@ class Scheduler:
                     log.exception("scheduling cycle failed")
                     result = CycleResult()
                 self._export_capacity()
+                self._sync_queues()
                 if result.binds or result.bind_errors:
                     log.info(
                         "cycle: %d bound, %d bind errors, %d podgroups written in %.3fs",
