@@ -56,10 +56,20 @@ def queues(client: KubeClient) -> Iterator[Callable[..., str]]:
             client.delete(R.QUEUES, name)
 
 
-def _job(client: KubeClient, ns: str, topo: Topology, name: str, queue: str, pods: int) -> None:
+def _job(
+    client: KubeClient,
+    ns: str,
+    topo: Topology,
+    name: str,
+    queue: str,
+    pods: int,
+    *,
+    reserve: bool = True,
+) -> None:
+    """A gang of ``pods`` x 1 GPU; ``reserve``: with minResources (overcommit counts it)."""
+    min_resources = {topo.gpu: str(pods)} if reserve else None
     client.create(
-        R.PODGROUPS,
-        podgroup_body(name, ns, pods, queue=queue, min_resources={topo.gpu: str(pods)}),
+        R.PODGROUPS, podgroup_body(name, ns, pods, queue=queue, min_resources=min_resources)
     )
     for i in range(pods):
         client.create(
@@ -98,9 +108,12 @@ def test_two_queues_weights_1_to_3_share_within_one_gang(
         topology.node(f"n{i}", 4)  # 16 GPUs
     light = queues("light", weight=1)
     heavy = queues("heavy", weight=3)
-    for g in range(20):  # 40 gangs of 2 GPUs: 80 GPUs asked for, 16 there
-        _job(client, namespace, topology, f"l{g:02d}", light, 2)
-        _job(client, namespace, topology, f"h{g:02d}", heavy, 2)
+    # 40 gangs of 2 GPUs: 80 GPUs asked for, 16 there. Without minResources, so that
+    # overcommit's enqueue budget (16 x 1.2, held by admitted gangs of the full queue) is not
+    # what decides: proportion's shares are measured.
+    for g in range(20):
+        _job(client, namespace, topology, f"l{g:02d}", light, 2, reserve=False)
+        _job(client, namespace, topology, f"h{g:02d}", heavy, 2, reserve=False)
     run_scheduler(CHART_CONF)
     # deserved: light 16 x 1/4 = 4 GPUs (2 gangs), heavy 12 GPUs (6 gangs)
     wait_for(lambda: sum(_bound_by_prefix(client, namespace).values()) >= 14, timeout=60)
