@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from volcano_py.kube.runtime import tune_gc
@@ -305,7 +306,7 @@ def p3(conf_path: str | None = None) -> float:
         )
 
         informers = SharedInformerFactory(client)
-        conf = open(conf_path).read() if conf_path else None
+        conf = Path(conf_path).read_text() if conf_path else None
         scheduler = Scheduler(client, informers, conf, "volcano", None, schedule_period=0.2)
         stop = threading.Event()
         started = time.perf_counter()
