@@ -155,6 +155,7 @@ class Manager:
             # without it the scheduler ConfigMap is watched and applied from the first cycle
             conf = _read_conf(options.scheduler_conf)
             configmap: ConfigMapGetter | None = None
+            configmap_synced = None
             if conf is None:
                 cms = self.informers.informer(
                     R.CONFIGMAPS,
@@ -164,6 +165,7 @@ class Manager:
                 configmap = functools.partial(
                     cms.store.get, f"{options.namespace}/{SCHEDULER_CONFIGMAP_NAME}"
                 )
+                configmap_synced = cms.has_synced
 
             self.scheduler = Scheduler(
                 self.client,
@@ -174,6 +176,7 @@ class Manager:
                 schedule_period=options.schedule_period,
                 bind_workers=options.bind_workers,
                 configmap=configmap,
+                configmap_synced=configmap_synced,
             )
 
         self.router = AdmissionRouter()

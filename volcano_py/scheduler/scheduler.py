@@ -17,18 +17,16 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from volcano_py.api.constants import (
     DEFAULT_SCHEDULER_NAME,
-    SCHEDULER_CONFIGMAP_NAME,
     PodGroupPhase,
 )
-from volcano_py.api.resources import CONFIGMAPS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
-from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import Recorder
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.metrics import (
@@ -56,7 +54,6 @@ log = logging.getLogger(__name__)
 DEFAULT_SCHEDULE_PERIOD_S = 1.0
 MIN_CYCLE_GAP_S = 0.05
 STOP_POLL_S = 0.1
-CONF_KEY = "volcano-scheduler.conf"
 
 
 def builtin_registries() -> tuple[PluginRegistry, ActionRegistry]:
@@ -165,18 +162,6 @@ def run_cycle(
     return result
 
 
-def conf_from_configmap(
-    client: KubeClient, namespace: str, name: str = SCHEDULER_CONFIGMAP_NAME
-) -> str | None:
-    """The ``volcano-scheduler.conf`` text of the scheduler ConfigMap, or None when absent."""
-    try:
-        cm = client.get(CONFIGMAPS, name, namespace)
-    except NotFound:
-        return None
-    text = (cm.get("data") or {}).get(CONF_KEY)
-    return str(text) if text is not None else None
-
-
 class Scheduler:
     """The embedded scheduler the manager runs (leader only)."""
 
@@ -194,11 +179,13 @@ class Scheduler:
         actions: ActionRegistry | None = None,
         clock: Clock | None = None,
         configmap: ConfigMapGetter | None = None,
+        configmap_synced: Callable[[], bool] | None = None,
     ) -> None:
         """Wire the cache to ``informers`` (call before ``informers.start()``).
 
         ``configmap`` (the scheduler ConfigMap from a watched store) makes the conf
-        hot-reloadable: see ``conf_watch.ConfWatch``.
+        hot-reloadable: see ``conf_watch.ConfWatch``; ``configmap_synced`` tells when that
+        store has its first list, so the first cycle already runs the ConfigMap's conf.
 
         Raises:
             ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
@@ -221,6 +208,7 @@ class Scheduler:
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
         self.client = client
+        self._configmap_synced = configmap_synced
         self.queue_status = QueueStatusWriter(client)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
@@ -237,6 +225,10 @@ class Scheduler:
             left = None if deadline is None else max(0.0, deadline - self.clock.now())
             if not registration.wait_synced(left):
                 return False
+        while self._configmap_synced is not None and not self._configmap_synced():
+            if deadline is not None and self.clock.now() >= deadline:
+                return False
+            self.clock.sleep(0.01)
         return True
 
     def _export_capacity(self) -> None:

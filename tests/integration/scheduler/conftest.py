@@ -121,11 +121,13 @@ def run_scheduler(client: KubeClient) -> Iterator[Callable[..., Callable[[], Sch
         recorder = EventRecorder(client, "volcano")
         recorder.start()
         getter = None
+        synced = None
         if configmap is not None:
             cms = informers.informer(
                 R.CONFIGMAPS, namespace=configmap[0], field_selector=f"metadata.name={configmap[1]}"
             )
             getter = functools.partial(cms.store.get, f"{configmap[0]}/{configmap[1]}")
+            synced = cms.has_synced
         scheduler = Scheduler(
             client,
             informers,
@@ -134,6 +136,7 @@ def run_scheduler(client: KubeClient) -> Iterator[Callable[..., Callable[[], Sch
             recorder,
             schedule_period=0.2,
             configmap=getter,
+            configmap_synced=synced,
         )
         informers.start()
         assert informers.wait_for_cache_sync(30)
