@@ -162,3 +162,32 @@ def test_queue_status_counts_and_allocated() -> None:
         "allocated": {"cpu": "2"},
     }
     assert ssn.queues["default"].status()["running"] == 0
+
+
+@pytest.mark.parametrize(
+    ("min_resources", "enqueueable"),
+    [
+        # 2 cpu/2G, Inqueue (counted once at open) and announced again: 4 + 2 <= 6 x 1.2
+        ({"cpu": "2000m", "memory": "2G"}, True),
+        # 20 cpu > 7.2
+        ({"cpu": "20000m", "memory": "20G"}, False),
+        # no minResources: best effort, always
+        (None, True),
+    ],
+    ids=["normal", "too-large", "no-min-resources"],
+)
+def test_overcommit_gate_ported_from_volcano(
+    min_resources: dict[str, str] | None, enqueueable: bool
+) -> None:
+    from volcano_py.scheduler.plugins.overcommit import OvercommitGate
+
+    objects = [
+        node("n1", {"cpu": 2, "memory": "4Gi"}),
+        node("n2", {"cpu": 4, "memory": "16Gi"}),
+        podgroup("pg", 2, namespace="test-namespace", phase="Inqueue", min_resources=min_resources),
+    ]
+    ssn = session(objects)
+    gate = OvercommitGate(ssn, 1.2)
+    job = ssn.jobs["test-namespace/pg"]
+    gate.enqueued(job)
+    assert (gate.reject(job) is None) is enqueueable
