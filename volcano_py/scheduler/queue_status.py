@@ -8,7 +8,10 @@
   it differs from what the object already says, so a quiet cluster writes nothing.
   ``state`` is copied as it is (Open when unset): opening and closing a queue is the user's.
 
-Both run in the scheduler thread, after a cycle; a failed write is logged and retried at
+- ``QueueEvents.record``: a PodGroup held back by its queue (missing, not Open, overused)
+  gets a Warning Event on the PodGroup naming the queue, once per distinct message.
+
+All run in the scheduler thread, after a cycle; a failed write is logged and retried at
 the next sync, never raised into the loop.
 """
 
@@ -19,9 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api.queue import BUILTIN_QUEUES, ROOT_QUEUE, queue_manifest
-from volcano_py.api.resources import QUEUES
+from volcano_py.api.resources import PODGROUPS, QUEUES
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, ApiError
+from volcano_py.kube.events import Recorder
 from volcano_py.scheduler.api.queue_info import QueueInfo
 
 log = logging.getLogger(__name__)
@@ -84,3 +88,36 @@ class QueueStatusWriter:
                 continue
             written += 1
         return written
+
+
+QUEUE_REASONS = frozenset({"QueueNotFound", "QueueNotOpen", "QueueOverused"})
+
+
+class QueueEvents:
+    """Events on PodGroups that their queue holds back, once per message."""
+
+    def __init__(self, recorder: Recorder | None) -> None:
+        """Record through ``recorder`` (None: nothing is recorded)."""
+        self.recorder = recorder
+        self._last: dict[str, str] = {}
+
+    def record(self, fits: Mapping[str, tuple[str, str]], podgroup: Any) -> int:
+        """``fits``: job uid -> (reason, message); ``podgroup(uid)``: the cached PodGroup."""
+        seen = 0
+        for uid in [u for u in self._last if u not in fits]:
+            del self._last[uid]  # placed or gone: a later refusal is news again
+        for uid, (reason, message) in fits.items():
+            if reason not in QUEUE_REASONS:
+                self._last.pop(uid, None)
+                continue
+            if self._last.get(uid) == message or self.recorder is None:
+                continue
+            pg = podgroup(uid)
+            if pg is None:
+                continue
+            self._last[uid] = message
+            self.recorder.event(pg, "Warning", reason, message, resource=PODGROUPS)
+            seen += 1
+        if len(self._last) > 100_000:
+            self._last.clear()
+        return seen

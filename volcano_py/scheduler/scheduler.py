@@ -46,7 +46,11 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
-from volcano_py.scheduler.queue_status import QueueStatusWriter, ensure_builtin_queues
+from volcano_py.scheduler.queue_status import (
+    QueueEvents,
+    QueueStatusWriter,
+    ensure_builtin_queues,
+)
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
 
 log = logging.getLogger(__name__)
@@ -210,6 +214,7 @@ class Scheduler:
         self.client = client
         self._configmap_synced = configmap_synced
         self.queue_status = QueueStatusWriter(client)
+        self.queue_events = QueueEvents(recorder)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
 
@@ -254,7 +259,10 @@ class Scheduler:
     def run_once(self) -> CycleResult:
         """One cycle now."""
         conf = self.conf_watch.current()
-        return run_cycle(self.cache, conf, self.plugins, self.actions, self.writer)
+        result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer)
+        fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
+        self.queue_events.record(fits, self.cache.podgroup)
+        return result
 
     def _wait(self, stop: threading.Event) -> None:
         """Until the period ends, a relevant change arrives, or ``stop`` is set."""

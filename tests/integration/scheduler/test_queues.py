@@ -148,6 +148,14 @@ def test_closed_and_missing_queues_hold_podgroups_pending_naming_the_queue(
     for name in ("closed", "lost"):
         assert client.get(R.PODGROUPS, name, namespace)["status"]["phase"] == "Pending"
         assert not client.get(R.PODS, f"{name}-0", namespace)["spec"].get("nodeName")
+    pg_events = wait_for(
+        lambda: [
+            e
+            for e in client.list(R.EVENTS, namespace)["items"]
+            if e["involvedObject"].get("kind") == "PodGroup" and e.get("reason") == "QueueNotOpen"
+        ]
+    )
+    assert shut in pg_events[0]["message"]
     # default exists now (created by the scheduler when missing)
     assert client.get(R.QUEUES, "default")["metadata"]["name"] == "default"
 

@@ -75,3 +75,20 @@ def test_builtin_queues_created_only_when_missing() -> None:
     created = ensure_builtin_queues(client, set())  # type: ignore[arg-type]
     assert created == ["default"]
     assert ensure_builtin_queues(RecordingClient(), {"root", "default"}) == []  # type: ignore[arg-type]
+
+
+def test_queue_events_once_per_message_on_the_podgroup() -> None:
+    from volcano_py.kube.events import FakeRecorder
+    from volcano_py.scheduler.queue_status import QueueEvents
+
+    recorder = FakeRecorder()
+    events = QueueEvents(recorder)
+    pg = podgroup("lost", 1, queue="nowhere")
+    lookup = {"default/lost": pg}.get
+    fits = {"default/lost": ("QueueNotFound", "queue 'nowhere' of the PodGroup does not exist")}
+    assert events.record(fits, lookup) == 1
+    assert events.record(fits, lookup) == 0
+    assert events.record({"default/x": ("NotEnoughResources", "short")}, lookup) == 0
+    assert events.record(fits, lookup) == 1  # it was placed meanwhile: news again
+    assert recorder.events[0] == ("Warning", "QueueNotFound", fits["default/lost"][1])
+    assert recorder.references[0]["kind"] == "PodGroup"
