@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.api import resources as R
+from volcano_py.api.constants import SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
 from volcano_py.kube.client import KubeClient, load_config
@@ -51,7 +52,8 @@ from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
-from volcano_py.scheduler.scheduler import Scheduler, conf_from_configmap
+from volcano_py.scheduler.conf_watch import ConfigMapGetter
+from volcano_py.scheduler.scheduler import Scheduler
 from webhooks import hypernodes
 from webhooks.app import create_app
 from webhooks.router import AdmissionRouter
@@ -149,9 +151,22 @@ class Manager:
 
         self.scheduler: Scheduler | None = None
         if options.scheduler_enabled:
+            # --scheduler-conf was checked before anything listened (commands/manager.py);
+            # without it the scheduler ConfigMap is watched and applied from the first cycle
             conf = _read_conf(options.scheduler_conf)
+            configmap: ConfigMapGetter | None = None
+            configmap_synced = None
             if conf is None:
-                conf = conf_from_configmap(self.client, options.namespace)
+                cms = self.informers.informer(
+                    R.CONFIGMAPS,
+                    namespace=options.namespace,
+                    field_selector=f"metadata.name={SCHEDULER_CONFIGMAP_NAME}",
+                )
+                configmap = functools.partial(
+                    cms.store.get, f"{options.namespace}/{SCHEDULER_CONFIGMAP_NAME}"
+                )
+                configmap_synced = cms.has_synced
+
             self.scheduler = Scheduler(
                 self.client,
                 self.informers,
@@ -160,12 +175,18 @@ class Manager:
                 self.recorder,
                 schedule_period=options.schedule_period,
                 bind_workers=options.bind_workers,
+                configmap=configmap,
+                configmap_synced=configmap_synced,
             )
 
         self.router = AdmissionRouter()
         hypernodes.register(self.router, self.informers.informer(R.HYPERNODES).store)
         self.ops = OpsServer(
-            options.metrics_host, options.metrics_port, healthy=self.health, ready=self.readiness
+            options.metrics_host,
+            options.metrics_port,
+            healthy=self.health,
+            ready=self.readiness,
+            ready_detail=self.readiness_detail,
         )
 
     # -- probes ---------------------------------------------------------------------------
@@ -180,6 +201,18 @@ class Manager:
             return self.health()
         pending = [i.name for i in self.informers.informers() if not i.has_synced()]
         return [f"caches not synced: {', '.join(pending) or 'starting'}"]
+
+    def readiness_detail(self) -> list[str]:
+        """Lines shown on a passing ``/readyz``: what the scheduler conf accepts but skips."""
+        if self.scheduler is None:
+            return []
+        watch = self.scheduler.conf_watch
+        lines = [
+            f"scheduler conf: accepted, not implemented: {n}" for n in watch.conf.not_implemented
+        ]
+        if watch.last_error:
+            lines.append(f"scheduler conf: last edit rejected: {watch.last_error}")
+        return lines
 
     def is_ready(self) -> bool:
         """Whether ``readiness`` is empty."""

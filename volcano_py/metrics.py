@@ -74,6 +74,21 @@ HYPERNODE_FREE = Gauge(
     namespace=NAMESPACE,
     registry=REGISTRY,
 )
+SCHEDULER_CONF_NOT_IMPLEMENTED = Gauge(
+    "scheduler_conf_not_implemented",
+    "1 for each action or plugin the running scheduler conf names that volcano-py accepts "
+    "but does not implement",
+    ["kind", "name"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
+)
+SCHEDULER_CONF_RELOADS = Counter(
+    "scheduler_conf_reloads_total",
+    "Scheduler ConfigMap edits seen, by result (applied, rejected)",
+    ["result"],
+    namespace=NAMESPACE,
+    registry=REGISTRY,
+)
 LARGEST_GANG_PER_TIER = Gauge(
     "largest_gang_fits_per_tier",
     "The largest number of identical pods (by the reference request) one HyperNode of the "

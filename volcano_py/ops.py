@@ -27,9 +27,18 @@ Check = Callable[[], list[str]]
 class OpsServer:
     """Serves health, readiness and metrics. See the module docstring."""
 
-    def __init__(self, host: str, port: int, *, healthy: Check, ready: Check) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        healthy: Check,
+        ready: Check,
+        ready_detail: Check | None = None,
+    ) -> None:
         self._healthy = healthy
         self._ready = ready
+        self._ready_detail = ready_detail
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -78,7 +87,14 @@ class OpsServer:
             body = "".join(f"[-] {p}\n" for p in problems).encode()
             self._reply(request, 503, body, "text/plain")
         else:
-            self._reply(request, 200, b"ok\n", "text/plain")
+            detail: list[str] = []
+            if path == "/readyz" and self._ready_detail is not None:
+                try:
+                    detail = self._ready_detail()
+                except Exception as e:  # detail is informative only
+                    detail = [f"detail failed: {e}"]
+            text = "".join(f"[+] {line}\n" for line in detail) + "ok\n"
+            self._reply(request, 200, text.encode(), "text/plain")
 
     @staticmethod
     def _reply(request: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:

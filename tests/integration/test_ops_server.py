@@ -50,3 +50,16 @@ def test_ops_healthz_and_metrics_and_unknown_path(
     assert status == 200
     assert "volcano_e2e_scheduling_latency_milliseconds" in body
     assert get(server, "/nope")[0] == 404
+
+
+def test_ops_readyz_lists_detail_lines_when_ready() -> None:
+    detail = ["scheduler conf: accepted, not implemented: plugin sla"]
+    ops = OpsServer(
+        "127.0.0.1", 0, healthy=lambda: [], ready=lambda: [], ready_detail=lambda: detail
+    )
+    ops.start()
+    try:
+        assert get(ops, "/readyz") == (200, f"[+] {detail[0]}\nok\n")
+        assert get(ops, "/healthz") == (200, "ok\n")
+    finally:
+        ops.stop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,26 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     return options
 
 
+def check_scheduler_conf(path: str | None) -> str | None:
+    """Why the ``--scheduler-conf`` file cannot run (None: it can, or there is none)."""
+    if not path:
+        return None
+    from volcano_py.scheduler.framework.arguments import ConfError
+    from volcano_py.scheduler.framework.registry import load_conf
+    from volcano_py.scheduler.scheduler import builtin_registries
+
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    plugins, actions = builtin_registries()
+    try:
+        load_conf(text, plugins, actions)
+    except ConfError as e:
+        return str(e).replace("\n", " ")
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Prepare certificates, then serve under gunicorn with the manager in its worker."""
     from webhooks.server import ServerOptions, WebhookServer
@@ -175,6 +196,14 @@ def run(args: argparse.Namespace) -> int:
     tune_gc()
     tune_switch_interval()
     options = options_from(args)
+    problem = check_scheduler_conf(options.scheduler_conf)
+    if problem:
+        # before anything listens or any worker boots: a bad file is a one-line error, exit 2
+        print(
+            f"volcano-py manager: --scheduler-conf {options.scheduler_conf}: {problem}",
+            file=sys.stderr,
+        )
+        return 2
     cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
     client = KubeClient(load_config(options.kubeconfig))
     keeper = CertKeeper(

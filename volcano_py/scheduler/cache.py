@@ -35,13 +35,15 @@ from collections.abc import Callable
 from typing import Any
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
-from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS
+from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.session import Snapshot
+from volcano_py.scheduler.queues import build_queues
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,10 @@ def _on_update(upsert: Callable[[JSON], None]) -> Callable[[JSON, JSON], None]:
         upsert(new)
 
     return on_update
+
+
+def _state_of(queue: JSON) -> object:
+    return (queue.get("status") or {}).get("state")
 
 
 def _state(task: TaskInfo | None) -> tuple[object, ...] | None:
@@ -87,6 +93,7 @@ class SchedulerCache:
         self._job_versions: dict[str, int] = {}
         self._settled: set[str] = set()
         self.hypernodes = HyperNodeIndex()
+        self._queues: dict[str, JSON] = {}
 
     # -- informer wiring --------------------------------------------------------------------
 
@@ -97,6 +104,7 @@ class SchedulerCache:
             (PODS, self.update_pod, self.delete_pod),
             (PODGROUPS, self.update_podgroup, self.delete_podgroup),
             (HYPERNODES, self.update_hypernode, self.delete_hypernode),
+            (QUEUES, self.update_queue, self.delete_queue),
         )
         registrations = []
         for resource, upsert, delete in wiring:
@@ -286,6 +294,32 @@ class SchedulerCache:
             self.hypernodes.delete_hypernode((hn.get("metadata") or {}).get("name", ""))
         self.changed.set()
 
+    def update_queue(self, queue: JSON) -> None:
+        """A Queue was added or changed (a spec or state change may let jobs in)."""
+        name = str((queue.get("metadata") or {}).get("name", ""))
+        with self._lock:
+            old = self._queues.get(name)
+            self._queues[name] = queue
+            if (
+                old is None
+                or old.get("spec") != queue.get("spec")
+                or _state_of(old) != _state_of(queue)
+            ):
+                self._settled.clear()
+                self.changed.set()
+
+    def delete_queue(self, queue: JSON) -> None:
+        """A Queue was deleted (its PodGroups wait on a missing queue)."""
+        with self._lock:
+            self._queues.pop(str((queue.get("metadata") or {}).get("name", "")), None)
+            self._settled.clear()
+        self.changed.set()
+
+    def queue_infos(self) -> dict[str, QueueInfo]:
+        """Every queue with its usage and PodGroup counts (for the status writer)."""
+        with self._lock:
+            return build_queues(self._queues.values(), self._podgroups, self._job_tasks)
+
     # -- snapshot -----------------------------------------------------------------------------
 
     def snapshot(self, *, active_only: bool = False) -> Snapshot:
@@ -308,7 +342,8 @@ class SchedulerCache:
                 jobs[key] = job
                 versions[key] = self._job_versions.get(key, 0)
             tree = self.hypernodes.build()
-        return Snapshot(nodes, jobs, tree, versions)
+            queues = build_queues(self._queues.values(), self._podgroups, self._job_tasks)
+        return Snapshot(nodes, jobs, tree, versions, queues)
 
     def node_objects(self) -> list[JSON]:
         """The Node dicts (for ``tree``)."""

@@ -17,18 +17,16 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from volcano_py.api.constants import (
     DEFAULT_SCHEDULER_NAME,
-    SCHEDULER_CONFIGMAP_NAME,
     PodGroupPhase,
 )
-from volcano_py.api.resources import CONFIGMAPS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
-from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import Recorder
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.metrics import (
@@ -43,10 +41,16 @@ from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
+from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
+from volcano_py.scheduler.queue_status import (
+    QueueEvents,
+    QueueStatusWriter,
+    ensure_builtin_queues,
+)
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
 
 log = logging.getLogger(__name__)
@@ -54,7 +58,6 @@ log = logging.getLogger(__name__)
 DEFAULT_SCHEDULE_PERIOD_S = 1.0
 MIN_CYCLE_GAP_S = 0.05
 STOP_POLL_S = 0.1
-CONF_KEY = "volcano-scheduler.conf"
 
 
 def builtin_registries() -> tuple[PluginRegistry, ActionRegistry]:
@@ -163,18 +166,6 @@ def run_cycle(
     return result
 
 
-def conf_from_configmap(
-    client: KubeClient, namespace: str, name: str = SCHEDULER_CONFIGMAP_NAME
-) -> str | None:
-    """The ``volcano-scheduler.conf`` text of the scheduler ConfigMap, or None when absent."""
-    try:
-        cm = client.get(CONFIGMAPS, name, namespace)
-    except NotFound:
-        return None
-    text = (cm.get("data") or {}).get(CONF_KEY)
-    return str(text) if text is not None else None
-
-
 class Scheduler:
     """The embedded scheduler the manager runs (leader only)."""
 
@@ -191,8 +182,14 @@ class Scheduler:
         plugins: PluginRegistry | None = None,
         actions: ActionRegistry | None = None,
         clock: Clock | None = None,
+        configmap: ConfigMapGetter | None = None,
+        configmap_synced: Callable[[], bool] | None = None,
     ) -> None:
         """Wire the cache to ``informers`` (call before ``informers.start()``).
+
+        ``configmap`` (the scheduler ConfigMap from a watched store) makes the conf
+        hot-reloadable: see ``conf_watch.ConfWatch``; ``configmap_synced`` tells when that
+        store has its first list, so the first cycle already runs the ConfigMap's conf.
 
         Raises:
             ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
@@ -202,17 +199,29 @@ class Scheduler:
         self.actions = actions or default_actions
         if conf is None:
             conf = DEFAULT_SCHEDULER_CONF
+        text = conf if isinstance(conf, str) else None
         if isinstance(conf, str):
             conf = load_conf(conf, self.plugins, self.actions)
-        self.conf = conf
+        self.conf_watch = ConfWatch(
+            conf, self.plugins, self.actions, configmap=configmap, recorder=recorder, text=text
+        )
         self.period = schedule_period
         self.clock = clock or RealClock()
         self.cache = SchedulerCache(scheduler_name)
         self.informers = informers
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
+        self.client = client
+        self._configmap_synced = configmap_synced
+        self.queue_status = QueueStatusWriter(client)
+        self.queue_events = QueueEvents(recorder)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
+
+    @property
+    def conf(self) -> SchedulerConf:
+        """The running configuration."""
+        return self.conf_watch.conf
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Wait until the cache has seen the informers' initial lists."""
@@ -221,6 +230,10 @@ class Scheduler:
             left = None if deadline is None else max(0.0, deadline - self.clock.now())
             if not registration.wait_synced(left):
                 return False
+        while self._configmap_synced is not None and not self._configmap_synced():
+            if deadline is not None and self.clock.now() >= deadline:
+                return False
+            self.clock.sleep(0.01)
         return True
 
     def _export_capacity(self) -> None:
@@ -236,9 +249,20 @@ class Scheduler:
         except Exception:
             log.exception("exporting capacity metrics failed")
 
+    def _sync_queues(self) -> None:
+        """Write changed Queue statuses (never raises into the loop)."""
+        try:
+            self.queue_status.sync(self.cache.queue_infos())
+        except Exception:
+            log.exception("writing queue status failed")
+
     def run_once(self) -> CycleResult:
         """One cycle now."""
-        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer)
+        conf = self.conf_watch.current()
+        result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer)
+        fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
+        self.queue_events.record(fits, self.cache.podgroup)
+        return result
 
     def _wait(self, stop: threading.Event) -> None:
         """Until the period ends, a relevant change arrives, or ``stop`` is set."""
@@ -255,6 +279,8 @@ class Scheduler:
                 self.writer.close()
                 return
         log.info("scheduler started: actions=%s period=%.2fs", self.conf.actions, self.period)
+        seen = {n for n, q in self.cache.queue_infos().items() if not q.implicit}
+        ensure_builtin_queues(self.client, seen)
         try:
             while not stop.is_set():
                 self.cache.changed.clear()
@@ -264,6 +290,7 @@ class Scheduler:
                     log.exception("scheduling cycle failed")
                     result = CycleResult()
                 self._export_capacity()
+                self._sync_queues()
                 if result.binds or result.bind_errors:
                     log.info(
                         "cycle: %d bound, %d bind errors, %d podgroups written in %.3fs",

@@ -25,7 +25,7 @@ from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
 
 JSON = dict[str, Any]
-KINDS = ("Node", "HyperNode", "PodGroup", "Pod")
+KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod")
 MAX_CYCLES = 100
 
 
@@ -107,7 +107,7 @@ class SimulationResult:
 
 
 def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
-    """Feed objects in dependency order: nodes, HyperNodes, PodGroups, pods."""
+    """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, pods."""
     by_kind: dict[str, list[JSON]] = {kind: [] for kind in KINDS}
     for obj in objects:
         by_kind[obj["kind"]].append(obj)
@@ -115,6 +115,8 @@ def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
         cache.update_node(node)
     for hn in by_kind["HyperNode"]:
         cache.update_hypernode(hn)
+    for queue in by_kind["Queue"]:
+        cache.update_queue(queue)
     for pg in by_kind["PodGroup"]:
         cache.update_podgroup(pg)
     for pod in by_kind["Pod"]:

@@ -9,6 +9,7 @@ test calls the returned stopper, to simulate a restart).
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import uuid
@@ -105,15 +106,38 @@ def topology(client: KubeClient) -> Iterator[Topology]:
 
 
 @pytest.fixture
-def run_scheduler(client: KubeClient) -> Iterator[Callable[[], Callable[[], Scheduler]]]:
-    """Start a scheduler; returns a function that stops it (also done at teardown)."""
+def run_scheduler(client: KubeClient) -> Iterator[Callable[..., Callable[[], Scheduler]]]:
+    """Start a scheduler; returns a function that stops it (also done at teardown).
+
+    ``start(conf=None, configmap=None)``: a ``volcano-scheduler.conf`` text, and a
+    ``(namespace, name)`` of a scheduler ConfigMap to watch for hot reload.
+    """
     running: list[tuple[threading.Event, threading.Thread, SharedInformerFactory]] = []
 
-    def start() -> Callable[[], Scheduler]:
+    def start(
+        conf: str | None = None, configmap: tuple[str, str] | None = None
+    ) -> Callable[[], Scheduler]:
         informers = SharedInformerFactory(client)
         recorder = EventRecorder(client, "volcano")
         recorder.start()
-        scheduler = Scheduler(client, informers, None, "volcano", recorder, schedule_period=0.2)
+        getter = None
+        synced = None
+        if configmap is not None:
+            cms = informers.informer(
+                R.CONFIGMAPS, namespace=configmap[0], field_selector=f"metadata.name={configmap[1]}"
+            )
+            getter = functools.partial(cms.store.get, f"{configmap[0]}/{configmap[1]}")
+            synced = cms.has_synced
+        scheduler = Scheduler(
+            client,
+            informers,
+            conf,
+            "volcano",
+            recorder,
+            schedule_period=0.2,
+            configmap=getter,
+            configmap_synced=synced,
+        )
         informers.start()
         assert informers.wait_for_cache_sync(30)
         stop = threading.Event()

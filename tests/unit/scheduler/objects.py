@@ -74,9 +74,10 @@ def podgroup(
     phase: str | None = None,
     annotations: Mapping[str, str] | None = None,
     created: str = "2026-01-01T00:00:00Z",
+    queue: str = "default",
 ) -> JSON:
     """A PodGroup."""
-    spec: JSON = {"minMember": min_member, "queue": "default"}
+    spec: JSON = {"minMember": min_member, "queue": queue}
     if min_resources:
         spec["minResources"] = {k: str(v) for k, v in min_resources.items()}
     if mode is not None:
@@ -146,13 +147,46 @@ def pod(
     }
 
 
+def queue(
+    name: str,
+    *,
+    weight: int | None = None,
+    capability: Mapping[str, Any] | None = None,
+    guarantee: Mapping[str, Any] | None = None,
+    deserved: Mapping[str, Any] | None = None,
+    parent: str | None = None,
+    state: str | None = None,
+) -> JSON:
+    """A Queue."""
+    spec: JSON = {}
+    if weight is not None:
+        spec["weight"] = weight
+    if capability:
+        spec["capability"] = {k: str(v) for k, v in capability.items()}
+    if guarantee:
+        spec["guarantee"] = {"resource": {k: str(v) for k, v in guarantee.items()}}
+    if deserved:
+        spec["deserved"] = {k: str(v) for k, v in deserved.items()}
+    if parent:
+        spec["parent"] = parent
+    obj: JSON = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+    if state:
+        obj["status"] = {"state": state}
+    return obj
+
+
 def expand(cluster: Mapping[str, Any]) -> list[JSON]:
     """A scenario's compact ``cluster:`` section as objects.
 
     ``nodes``: ``{name, allocatable, labels, taints, unschedulable, ready, count}`` (with
     ``count`` the name is a prefix: ``n`` -> ``n-0 .. n-{count-1}``); ``hypernodes``:
-    keyword arguments of ``hypernode``; ``podgroups``: of ``podgroup``; ``pods``: of ``pod``
-    plus ``count`` (name prefix) ; ``objects``: raw objects.
+    keyword arguments of ``hypernode``; ``queues``: of ``queue``; ``podgroups``: of
+    ``podgroup``; ``pods``: of ``pod`` plus ``count`` (name prefix); ``objects``: raw objects.
     """
     objects: list[JSON] = []
     for spec in cluster.get("nodes", ()):
@@ -164,6 +198,9 @@ def expand(cluster: Mapping[str, Any]) -> list[JSON]:
     for spec in cluster.get("hypernodes", ()):
         spec = dict(spec)
         objects.append(hypernode(spec.pop("name"), spec.pop("tier"), **spec))
+    for spec in cluster.get("queues", ()):
+        spec = dict(spec)
+        objects.append(queue(spec.pop("name"), **spec))
     for spec in cluster.get("podgroups", ()):
         spec = dict(spec)
         objects.append(podgroup(spec.pop("name"), spec.pop("minMember"), **spec))

@@ -50,10 +50,32 @@ def test_simulate_bad_conf_names_key(capsys: pytest.CaptureFixture[str], tmp_pat
     import pathlib
 
     conf = pathlib.Path(str(tmp_path)) / "conf"
-    conf.write_text('actions: "allocate, backfill"\n')
+    conf.write_text('actions: "allocate, backfil"\n')
     code, _, err = _run(capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", str(conf))
     assert code == 2
-    assert "unknown action 'backfill'" in err
+    assert "unknown action 'backfil'" in err
+
+
+@pytest.mark.parametrize("name", ["CHART_CONF", "CHART_CI_CONF"])
+def test_simulate_loads_volcano_chart_confs_unchanged(
+    capsys: pytest.CaptureFixture[str], tmp_path: object, name: str
+) -> None:
+    import pathlib
+
+    from tests.unit.scheduler import test_volcano_conf
+
+    conf = pathlib.Path(str(tmp_path)) / "conf"
+    conf.write_text(getattr(test_volcano_conf, name))
+    code, out, _ = _run(
+        capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", str(conf), "-o", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    _, default_out, _ = _run(capsys, "simulate", "--cluster", CLUSTER, "-o", "json")
+    default = json.loads(default_out)
+    assert len(data["bindings"]) == len(default["bindings"]) > 0
+    phases = {k: pg["phase"] for k, pg in data["podGroups"].items()}
+    assert phases == {k: pg["phase"] for k, pg in default["podGroups"].items()}
 
 
 def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,3 +129,39 @@ def test_tree_svg_is_well_formed(capsys: pytest.CaptureFixture[str]) -> None:
     assert root.tag.endswith("svg")
     assert "tor-1" in out
     assert "spine-2" in out
+
+
+def test_simulate_queue_in_snapshot_caps_what_is_bound(
+    capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    import pathlib
+
+    import yaml
+
+    from tests.unit.scheduler.objects import node, pod, podgroup, queue
+
+    objects = [node("n1", {"cpu": 4}), node("n2", {"cpu": 4})]
+    objects.append(queue("capped", weight=1, capability={"cpu": 2}))
+    objects.append(podgroup("elastic", 1, queue="capped"))
+    objects += [pod(f"p{i}", "elastic", {"cpu": "300m"}) for i in range(10)]
+    cluster = pathlib.Path(str(tmp_path)) / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objects))
+    chart = "examples/scheduler/volcano-chart-topology.conf"
+    code, out, _ = _run(
+        capsys, "simulate", "--cluster", str(cluster), "--scheduler-conf", chart, "-o", "json"
+    )
+    assert code == 0
+    assert len(json.loads(out)["bindings"]) == 6  # 6 x 300m <= 2 cpu < 7 x 300m
+
+
+def test_manager_refuses_bad_scheduler_conf_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    import pathlib
+
+    conf = pathlib.Path(str(tmp_path)) / "conf"
+    conf.write_text("tiers: [{plugins: [{name: gang, enableJobStarving: maybe}]}]\n")
+    code, _, err = _run(capsys, "manager", "--scheduler-conf", str(conf))
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "enableJobStarving: expected a boolean" in err

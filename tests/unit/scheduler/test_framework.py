@@ -17,7 +17,7 @@ from volcano_py.scheduler.scheduler import builtin_registries
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('actions: "enqueue, preempt"', "actions: unknown action 'preempt'"),
+        ('actions: "enqueue, preemptx"', "actions: unknown action 'preemptx'"),
         ("actions: [enqueue]", "actions: expected a string"),
         ("tiers: [{plugins: [{name: binpackx}]}]", "tiers[0].plugins[0].name: unknown plugin"),
         ("tiers: {plugins: []}", "tiers: expected a list"),
@@ -157,5 +157,5 @@ def test_session_recovers_allocated_hypernode(
 def test_scheduler_rejects_bad_conf_before_touching_the_cluster() -> None:
     from volcano_py.scheduler.scheduler import Scheduler
 
-    with pytest.raises(ConfError, match="unknown action 'reclaim'"):
-        Scheduler(None, None, 'actions: "enqueue, reclaim"')  # type: ignore[arg-type]
+    with pytest.raises(ConfError, match="unknown action 'reclaimx'"):
+        Scheduler(None, None, 'actions: "enqueue, reclaimx"')  # type: ignore[arg-type]

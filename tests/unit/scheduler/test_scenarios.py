@@ -7,7 +7,8 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``bound``: how many pods are bound in total; ``unbound``: pods that must stay pending;
 - ``within``: ``{ns/podgroup: hypernode}`` — every pod of the group lands under it;
 - ``phases``, ``allocatedHyperNode``: per PodGroup;
-- ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message.
+- ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message;
+- ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
         assert result.podgroups[group]["phase"] == phase, (group, result.podgroups[group])
     for group, hn in (expect.get("allocatedHyperNode") or {}).items():
         assert result.podgroups[group]["allocatedHyperNode"] == hn, result.podgroups[group]
+    queues = sim.cache.snapshot().queues
+    for name, allocated in (expect.get("queueAllocated") or {}).items():
+        assert queues[name].allocated.to_list() == allocated, (name, queues[name].status())
     for group, text in (expect.get("messages") or {}).items():
         messages = [c["message"] for c in result.podgroups[group]["conditions"]]
         assert any(text in m for m in messages), (group, messages)

@@ -33,6 +33,11 @@ from volcano_py.scheduler.actions.fit_errors import (
     tier_shortfall,
     tiers_message,
 )
+from volcano_py.scheduler.actions.queue_quota import (
+    queue_ordered,
+    queue_refusal,
+    task_quota_refusal,
+)
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import Resource
@@ -57,11 +62,14 @@ class AllocateAction:
             for job in ssn.jobs.values()
             if job.phase in SCHEDULABLE_PHASES and job.pending_tasks()
         ]
-        jobs.sort(key=ssn.job_order_key())
-        for job in jobs:
+        for job in queue_ordered(ssn, jobs):
             invalid = ssn.job_valid(job)
             if invalid is not None:
                 ssn.job_fit[job.uid] = JobFit(invalid.reason, invalid.message)
+                continue
+            refused = queue_refusal(ssn, job)
+            if refused is not None:
+                ssn.job_fit[job.uid] = refused
                 continue
             if job.topology_error:
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
@@ -134,7 +142,12 @@ def place_tasks(
     tree = ssn.tree
     for i, task in enumerate(pending):
         task_reasons: Counter[str] = Counter()
-        index = select_node(ssn, task, nodes, task_reasons)
+        over_quota = task_quota_refusal(ssn, job, task)
+        if over_quota is not None:
+            task_reasons[over_quota] += 1
+            index = None
+        else:
+            index = select_node(ssn, task, nodes, task_reasons)
         if index is None:
             if not reasons:
                 reasons.update(task_reasons)

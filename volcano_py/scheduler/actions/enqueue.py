@@ -1,24 +1,27 @@
-"""``enqueue``: admit Pending jobs (Pending → Inqueue) while the cluster can take them.
+"""``enqueue``: admit Pending jobs (Pending → Inqueue) while their queue and the cluster can.
 
-A Pending job is admitted when it is valid (enough tasks for minMember, see the gang plugin)
-and its ``minResources`` fit the free capacity with Volcano's overcommit factor 1.2: the
-total allocatable x 1.2, minus what is in use, minus what already-admitted jobs still need
-(their minResources not yet covered by placed tasks). Jobs are tried in job order; each
-admitted job's need is reserved before the next is tried.
+Jobs are tried in job order. A Pending job is admitted when
+
+1. it is valid (enough tasks for minMember, see the gang plugin);
+2. its queue exists and is Open (else it stays Pending with ``QueueNotFound`` /
+   ``QueueNotOpen`` naming the queue);
+3. no plugin rejects it: the ``job_enqueueable`` votes (overcommit, proportion, capacity). When
+   no plugin votes (volcano-py's default tiers), the overcommit gate runs with its default
+   factor 1.2, as before.
+
+Each admission is announced (``job_enqueued``) so the voters reserve its need before the next
+job is tried.
 """
 
 from __future__ import annotations
 
 import logging
 
-from volcano_py.api.constants import PodGroupPhase
-from volcano_py.scheduler.api.resource import Resource, format_amount
-from volcano_py.scheduler.api.task_info import OCCUPYING
+from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.plugins.overcommit import OvercommitGate
 
 log = logging.getLogger(__name__)
-
-OVERCOMMIT_FACTOR = 1.2
 
 
 class EnqueueAction:
@@ -27,47 +30,28 @@ class EnqueueAction:
     name = "enqueue"
 
     def execute(self, ssn: Session) -> None:
-        """Admit the jobs that fit, in job order."""
-        total = Resource()
-        used = Resource()
-        for node in ssn.nodes.values():
-            total.add(node.allocatable)
-            used.add(node.used)
-        free = total.scaled(OVERCOMMIT_FACTOR).sub(used)
-        pending = []
-        for job in ssn.jobs.values():
-            if job.phase == PodGroupPhase.PENDING:
-                pending.append(job)
-            elif job.phase == PodGroupPhase.INQUEUE:
-                need = job.min_resources.clone()
-                for task in job.tasks.values():
-                    if task.status in OCCUPYING:
-                        need.sub(task.resreq)
-                free.sub(_clamped(need))
+        """Admit the jobs that may enter, in job order."""
+        pending = [job for job in ssn.jobs.values() if job.phase == PodGroupPhase.PENDING]
+        if not pending:
+            return
+        gate = None if ssn.has_job_enqueueable_fns else OvercommitGate(ssn)
         pending.sort(key=ssn.job_order_key())
         for job in pending:
             invalid = ssn.job_valid(job)
             if invalid is not None:
                 ssn.job_fit[job.uid] = JobFit(invalid.reason, invalid.message)
                 continue
-            if not job.min_resources.less_equal(free):
-                short = job.min_resources.shortfall(free)
-                listed = ", ".join(
-                    f"{name} short by {format_amount(name, amount)}"
-                    for name, amount in short.items()
-                )
-                ssn.job_fit[job.uid] = JobFit(
-                    "NotEnoughResources", f"queue resource quota insufficient: {listed}"
-                )
+            closed = ssn.queue_gate(job)
+            if closed is not None:
+                ssn.job_fit[job.uid] = closed
                 continue
-            free.sub(job.min_resources)
+            reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
+            if reason is not None:
+                ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
+                continue
             job.phase = PodGroupPhase.INQUEUE
-            log.debug("job %s: Pending -> Inqueue", job.uid)
-
-
-def _clamped(res: Resource) -> Resource:
-    return Resource(
-        max(0, res.milli_cpu),
-        max(0, res.memory),
-        {n: max(0, a) for n, a in res.scalars.items()},
-    )
+            if gate is not None:
+                gate.enqueued(job)
+            else:
+                ssn.job_enqueued(job)
+            log.debug("job %s: Pending -> Inqueue (queue %s)", job.uid, job.queue)

@@ -14,10 +14,15 @@ The format is Volcano's, unchanged::
         arguments:
           weight: 10
 
-Bad configuration fails here, loudly, with the key and what was expected: an unknown
-action or plugin (listing the known ones), a wrong type, an argument a plugin cannot read.
-Volcano's per-plugin ``enableXxx`` switches are accepted (booleans) and honoured by the
-session for the extension point they name.
+Bad configuration fails here, loudly, with the key and what was expected: a name no
+Volcano release has (listing the known ones), a wrong type, an argument a plugin cannot
+read. A Volcano action or plugin volcano-py does not implement yet is accepted, dropped from
+the running conf and listed in ``SchedulerConf.not_implemented`` (the loader logs it once;
+``/readyz`` and the ``volcano_py_scheduler_conf_not_implemented`` metric show it). All 25 of
+Volcano's per-plugin ``enable*`` switches are accepted (booleans) and honoured by the session
+for the extension point they name. ``configurations:`` gives actions their arguments (read
+where volcano-py has the knob, a warning otherwise); ``metrics:`` is Volcano's metrics
+source, a warning here (volcano-py serves ``/metrics`` itself).
 """
 
 from __future__ import annotations
@@ -29,6 +34,17 @@ from typing import Any
 import yaml
 
 from volcano_py.scheduler.framework.arguments import Arguments, ConfError
+from volcano_py.scheduler.framework.volcano_names import (
+    ENABLE_SWITCHES,
+    VOLCANO_ACTIONS,
+    VOLCANO_PLUGINS,
+)
+
+# ``configurations[].arguments`` keys volcano-py reads, per action, and their kind.
+ACTION_ARGUMENTS: dict[str, dict[str, str]] = {
+    "allocate": {"enablePredicateErrorCache": "bool"},
+    "backfill": {"enablePredicateErrorCache": "bool"},
+}
 
 DEFAULT_SCHEDULER_CONF = """\
 actions: "enqueue, allocate"
@@ -41,22 +57,6 @@ tiers:
   - name: nodeorder
   - name: network-topology-aware
 """
-
-# Volcano's plugin switches and the session extension point each one gates.
-ENABLE_SWITCHES = {
-    "enableJobOrder": "job_order",
-    "enableJobReady": "job_ready",
-    "enableJobValid": "job_valid",
-    "enablePredicate": "predicate",
-    "enableNodeOrder": "node_order",
-    "enableBatchNodeOrder": "batch_node_order",
-    "enableHyperNodeOrder": "hypernode_order",
-    "enableHyperNodeGradient": "hypernode_gradient",
-    "enableJobEnqueued": "job_enqueueable",
-    "enableTaskOrder": "task_order",
-    "enablePreemptable": "preemptable",
-    "enableReclaimable": "reclaimable",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,16 @@ class SchedulerConf:
 
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
+    # Volcano names accepted but not run, e.g. ``("action reclaim", "plugin sla")``
+    not_implemented: tuple[str, ...] = ()
+    # action name -> its ``configurations:`` arguments
+    configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # things read and ignored, one line each (the loader logs them once)
+    warnings: tuple[str, ...] = ()
+
+    def action_arguments(self, action: str) -> Arguments:
+        """The ``configurations:`` arguments of ``action`` (empty when none)."""
+        return Arguments(action, self.configurations.get(action, {}))
 
 
 def parse_conf(
@@ -99,13 +109,19 @@ def parse_conf(
     unknown = sorted(set(data) - {"actions", "tiers", "configurations", "metrics"})
     if unknown:
         raise ConfError(f"scheduler conf: unknown key {unknown[0]!r} (known: actions, tiers)")
+    not_implemented: list[str] = []
     raw_actions = data.get("actions", "enqueue, allocate")
     if not isinstance(raw_actions, str):
         raise ConfError(f"actions: expected a string like 'enqueue, allocate', got {raw_actions!r}")
-    actions = tuple(a.strip() for a in raw_actions.split(",") if a.strip())
-    for action in actions:
-        if known_actions is not None and action not in known_actions:
-            raise ConfError(f"actions: unknown action {action!r} (known: {sorted(known_actions)})")
+    actions = []
+    for action in (a.strip() for a in raw_actions.split(",") if a.strip()):
+        if known_actions is None or action in known_actions:
+            actions.append(action)
+        elif action in VOLCANO_ACTIONS:
+            not_implemented.append(f"action {action}")
+        else:
+            known = sorted(VOLCANO_ACTIONS | known_actions)
+            raise ConfError(f"actions: unknown action {action!r} (known: {', '.join(known)})")
     raw_tiers = data.get("tiers") or []
     if not isinstance(raw_tiers, list):
         raise ConfError("tiers: expected a list of {plugins: [...]}")
@@ -113,13 +129,56 @@ def parse_conf(
     for i, tier in enumerate(raw_tiers):
         if not isinstance(tier, Mapping) or not isinstance(tier.get("plugins", []), list):
             raise ConfError(f"tiers[{i}]: expected a mapping with a 'plugins' list")
-        tiers.append(
-            tuple(
-                _plugin_option(f"tiers[{i}].plugins[{j}]", p, known_plugins)
-                for j, p in enumerate(tier.get("plugins") or [])
-            )
+        options = []
+        for j, raw in enumerate(tier.get("plugins") or []):
+            option = _plugin_option(f"tiers[{i}].plugins[{j}]", raw, known_plugins)
+            if known_plugins is None or option.name in known_plugins:
+                options.append(option)
+            else:
+                not_implemented.append(f"plugin {option.name}")
+        tiers.append(tuple(options))
+    warnings: list[str] = []
+    configurations = _configurations(data.get("configurations"), warnings)
+    if data.get("metrics") is not None:
+        warnings.append(
+            "metrics: ignored (Volcano's metrics source; volcano-py serves /metrics itself)"
         )
-    return SchedulerConf(actions, tuple(tiers))
+    return SchedulerConf(
+        tuple(actions),
+        tuple(tiers),
+        tuple(dict.fromkeys(not_implemented)),
+        configurations,
+        tuple(warnings),
+    )
+
+
+def _configurations(raw: Any, warnings: list[str]) -> dict[str, Mapping[str, Any]]:
+    """``configurations: [{name: <action>, arguments: {...}}]``, checked and typed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise ConfError("configurations: expected a list of {name, arguments}")
+    result: dict[str, Mapping[str, Any]] = {}
+    for i, entry in enumerate(raw):
+        where = f"configurations[{i}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise ConfError(f"{where}: expected a mapping with an action 'name'")
+        name = entry["name"]
+        if name not in VOLCANO_ACTIONS:
+            known = ", ".join(sorted(VOLCANO_ACTIONS))
+            raise ConfError(f"{where}.name: unknown action {name!r} (known: {known})")
+        arguments = entry.get("arguments") or {}
+        if not isinstance(arguments, Mapping):
+            raise ConfError(f"{where}.arguments: expected a mapping, got {arguments!r}")
+        readable = ACTION_ARGUMENTS.get(name, {})
+        args = Arguments(f"{where}({name})", arguments)
+        for key in arguments:
+            if key not in readable:
+                warnings.append(f"{where}.arguments[{key}]: ignored (not read by volcano-py)")
+            elif readable[key] == "bool":
+                args.get_bool(key, False)
+        result[name] = dict(arguments)
+    return result
 
 
 def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption:
@@ -128,8 +187,9 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise ConfError(f"{where}.name: expected a plugin name, got {name!r}")
-    if known is not None and name not in known:
-        raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {sorted(known)})")
+    if known is not None and name not in known and name not in VOLCANO_PLUGINS:
+        names = ", ".join(sorted(VOLCANO_PLUGINS | known))
+        raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {names})")
     arguments = raw.get("arguments") or {}
     if not isinstance(arguments, Mapping):
         raise ConfError(f"{where}.arguments: expected a mapping, got {arguments!r}")
@@ -138,7 +198,8 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
         if key in ("name", "arguments"):
             continue
         if key not in ENABLE_SWITCHES:
-            raise ConfError(f"{where}.{key}: unknown key (known: name, arguments, enableXxx)")
+            switches = ", ".join(sorted(ENABLE_SWITCHES))
+            raise ConfError(f"{where}.{key}: unknown key (known: name, arguments, {switches})")
         if not isinstance(value, bool):
             raise ConfError(f"{where}.{key}: expected a boolean, got {value!r}")
         if not value:

@@ -8,6 +8,7 @@ on an unknown name lists the known ones, iteration is sorted.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -16,6 +17,8 @@ from volcano_py.scheduler.framework.conf import SchedulerConf, parse_conf
 
 if TYPE_CHECKING:
     from volcano_py.scheduler.framework.session import Session
+
+log = logging.getLogger(__name__)
 
 
 class Plugin(Protocol):
@@ -99,6 +102,10 @@ def load_conf(text: str, plugins: PluginRegistry, actions: ActionRegistry) -> Sc
         ConfError: naming the bad key and what was expected.
     """
     conf = parse_conf(text, actions.names(), plugins.names())
+    for name in conf.not_implemented:
+        log.warning("scheduler conf: accepted, not implemented: %s", name)
+    for line in conf.warnings:
+        log.warning("scheduler conf: %s", line)
     for tier in conf.tiers:
         for option in tier:
             try:

@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import PluginOption, SchedulerConf
 from volcano_py.scheduler.framework.statement import Statement
+from volcano_py.scheduler.queues import queue_infos
 from volcano_py.scheduler.topology import resolve_job_topology
 
 if TYPE_CHECKING:
@@ -43,6 +45,13 @@ NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
 BatchNodeOrderFn = Callable[[TaskInfo, list[NodeInfo]], dict[str, float]]
 HyperNodeOrderFn = Callable[[JobInfo, dict[str, list[NodeInfo]]], dict[str, float]]
 HyperNodeGradientFn = Callable[[JobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
+QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
+OverusedFn = Callable[[QueueInfo], bool]
+AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
+# a vote on a Pending job entering its queue: None abstains, else why not (Volcano's Permit/Reject)
+JobEnqueueableFn = Callable[[JobInfo], "str | None"]
+# the candidates a plugin lets an eviction (preempt/reclaim) take
+EvictableFn = Callable[[list[TaskInfo]], list[TaskInfo]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,7 @@ class Snapshot:
     tree: HyperNodeTree
     # each job's change counter when the snapshot was taken (``SchedulerCache.settle``)
     job_versions: dict[str, int] = field(default_factory=dict)
+    queues: dict[str, QueueInfo] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -91,6 +101,12 @@ class _Points:
     batch_node_order: dict[str, BatchNodeOrderFn] = field(default_factory=dict)
     hypernode_order: dict[str, HyperNodeOrderFn] = field(default_factory=dict)
     hypernode_gradient: dict[str, HyperNodeGradientFn] = field(default_factory=dict)
+    queue_order: dict[str, QueueOrderFn] = field(default_factory=dict)
+    overused: dict[str, OverusedFn] = field(default_factory=dict)
+    allocatable: dict[str, AllocatableFn] = field(default_factory=dict)
+    job_enqueueable: dict[str, JobEnqueueableFn] = field(default_factory=dict)
+    job_enqueued: dict[str, Callable[[JobInfo], None]] = field(default_factory=dict)
+    evictable: dict[str, EvictableFn] = field(default_factory=dict)
 
 
 class Session:
@@ -99,6 +115,7 @@ class Session:
     def __init__(self, snapshot: Snapshot, conf: SchedulerConf, plugins: PluginRegistry) -> None:
         """Open a session (see the module docstring)."""
         self.jobs = snapshot.jobs
+        self.queues = snapshot.queues or queue_infos(())
         self._nodes = snapshot.nodes
         self._owned: set[str] = set()
         self.tree = snapshot.tree
@@ -205,6 +222,41 @@ class Session:
         if self._enabled(name, "hypernode_gradient"):
             self._points.hypernode_gradient[name] = fn
 
+    def add_queue_order_fn(self, name: str, fn: QueueOrderFn) -> None:
+        """Register a queue order function."""
+        if self._enabled(name, "queue_order"):
+            self._points.queue_order[name] = fn
+
+    def add_overused_fn(self, name: str, fn: OverusedFn) -> None:
+        """Register an overused check (an overused queue gets nothing more this cycle)."""
+        if self._enabled(name, "overused"):
+            self._points.overused[name] = fn
+
+    def add_allocatable_fn(self, name: str, fn: AllocatableFn) -> None:
+        """Register a per-task queue quota check (run inside every allocate trial)."""
+        if self._enabled(name, "allocatable"):
+            self._points.allocatable[name] = fn
+
+    def add_job_enqueueable_fn(self, name: str, fn: JobEnqueueableFn) -> None:
+        """Register a vote on Pending jobs entering their queue."""
+        if self._enabled(name, "job_enqueueable"):
+            self._points.job_enqueueable[name] = fn
+
+    def add_job_enqueued_fn(self, name: str, fn: Callable[[JobInfo], None]) -> None:
+        """Register a callback for a job that entered its queue this cycle."""
+        self._points.job_enqueued[name] = fn
+
+    def add_evictable_fn(self, name: str, fn: EvictableFn) -> None:
+        """Register a filter on eviction candidates (Volcano's preemptable/reclaimable)."""
+        if self._enabled(name, "preemptable") or self._enabled(name, "reclaimable"):
+            self._points.evictable[name] = fn
+
+    def evictable(self, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """The candidates every evictable filter keeps."""
+        for fn in self._points.evictable.values():
+            candidates = fn(candidates)
+        return candidates
+
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register allocate/deallocate callbacks."""
         self.event_handlers.append(handler)
@@ -230,6 +282,63 @@ class Session:
             result = fn(job)
             if result is not None and not result.passed:
                 return result
+        return None
+
+    def queue_order_key(self) -> Callable[[QueueInfo], Any]:
+        """A sort key putting queues in the plugins' order, then by name."""
+
+        def compare(left: QueueInfo, right: QueueInfo) -> int:
+            for fn in self._points.queue_order.values():
+                result = fn(left, right)
+                if result:
+                    return result
+            return -1 if left.name < right.name else (1 if left.name > right.name else 0)
+
+        return functools.cmp_to_key(compare)
+
+    @property
+    def has_queue_order_fns(self) -> bool:
+        """Whether any plugin orders queues."""
+        return bool(self._points.queue_order)
+
+    def overused(self, queue: QueueInfo) -> bool:
+        """Any plugin finds the queue over its share."""
+        return any(fn(queue) for fn in self._points.overused.values())
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """Every quota plugin lets ``task`` into ``queue`` now."""
+        return all(fn(queue, task) for fn in self._points.allocatable.values())
+
+    @property
+    def has_allocatable_fns(self) -> bool:
+        """Whether any quota plugin checks tasks (allocate skips the check otherwise)."""
+        return bool(self._points.allocatable)
+
+    def job_enqueueable(self, job: JobInfo) -> str | None:
+        """None when no plugin rejects the job, else the first rejection's reason."""
+        for fn in self._points.job_enqueueable.values():
+            reason = fn(job)
+            if reason is not None:
+                return reason
+        return None
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        """Tell the plugins ``job`` went Pending -> Inqueue."""
+        for fn in self._points.job_enqueued.values():
+            fn(job)
+
+    @property
+    def has_job_enqueueable_fns(self) -> bool:
+        """Whether any plugin votes on enqueue."""
+        return bool(self._points.job_enqueueable)
+
+    def queue_gate(self, job: JobInfo) -> JobFit | None:
+        """Why ``job``'s queue keeps it out (missing or not Open), naming the queue."""
+        queue = self.queues.get(job.queue)
+        if queue is None:
+            return JobFit("QueueNotFound", f"queue {job.queue!r} of the PodGroup does not exist")
+        if not queue.is_open():
+            return JobFit("QueueNotOpen", f"queue {job.queue!r} is {queue.state.value}, not Open")
         return None
 
     def job_ready(self, job: JobInfo) -> bool:

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 from volcano_py.scheduler.framework.registry import PluginRegistry
+from volcano_py.scheduler.plugins.binpack import BinpackPlugin
+from volcano_py.scheduler.plugins.capacity import CapacityPlugin
+from volcano_py.scheduler.plugins.conformance import ConformancePlugin
+from volcano_py.scheduler.plugins.drf import DrfPlugin
 from volcano_py.scheduler.plugins.gang import GangPlugin
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
+from volcano_py.scheduler.plugins.overcommit import OvercommitPlugin
 from volcano_py.scheduler.plugins.predicates import PredicatesPlugin
 from volcano_py.scheduler.plugins.priority import PriorityPlugin
+from volcano_py.scheduler.plugins.proportion import ProportionPlugin
 
 
 def register_builtin_plugins(registry: PluginRegistry) -> None:
-    """Register priority, gang, predicates, nodeorder and network-topology-aware."""
+    """Register every built-in plugin (sorted iteration is the registry's)."""
     for plugin in (
         PriorityPlugin,
         GangPlugin,
         PredicatesPlugin,
         NodeOrderPlugin,
         NetworkTopologyAwarePlugin,
+        OvercommitPlugin,
+        ProportionPlugin,
+        CapacityPlugin,
+        BinpackPlugin,
+        DrfPlugin,
+        ConformancePlugin,
     ):
         registry.register(plugin.name, plugin)

@@ -1,0 +1,86 @@
+"""``QueueInfo``: one Queue as a scheduling session sees it (Volcano's ``api.QueueInfo``).
+
+Built by the cache's snapshot from the Queue object (``volcano_py.api.queue.Queue``) and
+every PodGroup naming it, settled ones included: ``allocated`` is what the queue's placed
+tasks hold, ``request`` what all its tasks ask for (placed or not), ``inqueue`` what its
+Inqueue jobs still reserve (their ``minResources`` not yet placed), and the PodGroup counts
+by phase that the queue status shows. Quota plugins (proportion, capacity) keep their own
+per-session attributes built from these.
+
+``capability`` leaves a dimension it does not name unlimited, as in Volcano.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from volcano_py.api.queue import Queue, QueueState
+from volcano_py.scheduler.api.resource import Resource
+
+
+class QueueInfo:
+    """A Queue's spec as Resources and its usage in this snapshot."""
+
+    __slots__ = (
+        "allocated",
+        "capability",
+        "capability_names",
+        "deserved",
+        "guarantee",
+        "implicit",
+        "inqueue",
+        "name",
+        "phases",
+        "queue",
+        "request",
+    )
+
+    def __init__(self, queue: Queue, *, implicit: bool = False) -> None:
+        """Quantities parsed from ``queue`` (an implicit queue is one the cache assumes)."""
+        self.queue = queue
+        self.name = queue.name
+        self.implicit = implicit
+        self.capability = Resource.from_list(queue.capability, "spec.capability")
+        self.capability_names = frozenset(n for n in queue.capability if n != "pods")
+        self.guarantee = Resource.from_list(queue.guarantee, "spec.guarantee.resource")
+        self.deserved = Resource.from_list(queue.deserved, "spec.deserved")
+        self.allocated = Resource()
+        self.request = Resource()
+        self.inqueue = Resource()
+        self.phases: Counter[str] = Counter()
+
+    @property
+    def weight(self) -> int:
+        """``spec.weight``."""
+        return self.queue.weight
+
+    @property
+    def parent(self) -> str:
+        """``spec.parent``."""
+        return self.queue.parent
+
+    @property
+    def state(self) -> QueueState:
+        """``status.state``."""
+        return self.queue.state
+
+    def is_open(self) -> bool:
+        """Whether new PodGroups may enter."""
+        return self.queue.is_open
+
+    def within_capability(self, res: Resource) -> bool:
+        """``res`` is at most ``capability`` in every dimension the capability names."""
+        return all(res.get(name) <= self.capability.get(name) for name in self.capability_names)
+
+    def status(self) -> dict[str, Any]:
+        """The ``status`` the scheduler writes (Volcano's ``QueueStatus`` fields)."""
+        return {
+            "state": self.queue.state.value,
+            "pending": self.phases.get("Pending", 0),
+            "running": self.phases.get("Running", 0),
+            "inqueue": self.phases.get("Inqueue", 0),
+            "unknown": self.phases.get("Unknown", 0),
+            "completed": self.phases.get("Completed", 0),
+            "allocated": self.allocated.to_list(),
+        }

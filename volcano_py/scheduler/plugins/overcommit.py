@@ -1,0 +1,102 @@
+"""``overcommit``: the enqueue gate, Volcano's semantics (``overcommit-factor``, default 1.2).
+
+A Pending job may enter its queue when, in every dimension its ``minResources`` names, the
+resources already promised to admitted jobs plus its own fit in the cluster's idle capacity
+inflated by the factor: ``total x factor - used``. Promised: every Inqueue job's
+``minResources``, and for a Running job whose placed tasks reach ``minMember`` what of its
+``minResources`` is not placed yet. A job without ``minResources`` is best effort: always
+admitted. Each admission adds to the promised amount, so one cycle cannot over-admit.
+``overcommit-factor`` below 1 is refused at load (Volcano logs it and uses 1.2).
+
+``OvercommitGate`` is also the enqueue action's gate when no plugin votes (volcano-py's
+default tiers have no ``overcommit`` entry and always admitted this way).
+"""
+
+from __future__ import annotations
+
+from volcano_py.api.constants import PodGroupPhase
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.api.task_info import OCCUPYING
+from volcano_py.scheduler.framework.arguments import Arguments, ConfError
+from volcano_py.scheduler.framework.session import Session
+
+DEFAULT_FACTOR = 1.2
+FACTOR_KEY = "overcommit-factor"
+
+
+class OvercommitGate:
+    """Idle (inflated) and promised resources of one session."""
+
+    def __init__(self, ssn: Session, factor: float = DEFAULT_FACTOR) -> None:
+        """Sum the cluster and the promised amounts once."""
+        total = Resource()
+        used = Resource()
+        for node in ssn.nodes.values():
+            total.add(node.allocatable)
+            used.add(node.used)
+        self.idle = total.scaled(factor).sub(used)
+        self.inqueue = Resource()
+        for job in ssn.jobs.values():
+            if job.min_resources.is_empty():
+                continue
+            if job.phase == PodGroupPhase.INQUEUE:
+                self.inqueue.add(job.min_resources)
+            elif job.phase == PodGroupPhase.RUNNING:
+                placed = Resource()
+                count = 0
+                for task in job.tasks.values():
+                    if task.status in OCCUPYING:
+                        placed.add(task.resreq)
+                        count += 1
+                if count >= job.min_member:
+                    rest = job.min_resources.clone().sub(placed)
+                    self.inqueue.add(_clamped(rest))
+
+    def reject(self, job: JobInfo) -> str | None:
+        """None when ``job`` may enter, else the overused resource names."""
+        need = job.min_resources
+        if need.is_empty():
+            return None
+        short = []
+        for name, amount in need.items():
+            if amount > 0 and self.inqueue.get(name) + amount > self.idle.get(name):
+                have = max(0, self.idle.get(name) - self.inqueue.get(name))
+                short.append(f"{name} short by {format_amount(name, amount - have)}")
+        if not short:
+            return None
+        return "resource in cluster is overused: " + ", ".join(short)
+
+    def enqueued(self, job: JobInfo) -> None:
+        """Promise ``job``'s minResources."""
+        self.inqueue.add(job.min_resources)
+
+
+class OvercommitPlugin:
+    """Registers the gate as a job-enqueueable vote."""
+
+    name = "overcommit"
+
+    def __init__(self, args: Arguments) -> None:
+        """Read ``overcommit-factor`` (at least 1)."""
+        self.factor = args.get_float(FACTOR_KEY, DEFAULT_FACTOR)
+        if self.factor < 1.0:
+            raise ConfError(
+                f"tiers[].plugins[overcommit].arguments[{FACTOR_KEY}]: "
+                f"must be at least 1, got {self.factor}"
+            )
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Build the gate; vote on and follow enqueues."""
+        gate = OvercommitGate(ssn, self.factor)
+        ssn.add_job_enqueueable_fn(self.name, gate.reject)
+        ssn.add_job_enqueued_fn(self.name, gate.enqueued)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to release."""
+
+
+def _clamped(res: Resource) -> Resource:
+    return Resource(
+        max(0, res.milli_cpu), max(0, res.memory), {n: max(0, a) for n, a in res.scalars.items()}
+    )

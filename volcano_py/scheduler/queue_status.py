@@ -1,0 +1,123 @@
+"""Queue bookkeeping the scheduler owns: the built-in queues and ``Queue.status``.
+
+- ``ensure_builtin_queues``: ``root`` and ``default`` are created when the cache has not
+  seen them (as Volcano's scheduler does at start); one that already exists is left alone.
+- ``QueueStatusWriter.sync``: for every Queue object, the status Volcano's scheduler keeps
+  (``state``, the PodGroup counts ``pending``/``running``/``inqueue``/``unknown``/
+  ``completed``, ``allocated``) is merge-patched onto the ``status`` subresource only when
+  it differs from what the object already says, so a quiet cluster writes nothing.
+  ``state`` is copied as it is (Open when unset): opening and closing a queue is the user's.
+
+- ``QueueEvents.record``: a PodGroup held back by its queue (missing, not Open, overused)
+  gets a Warning Event on the PodGroup naming the queue, once per distinct message.
+
+All run in the scheduler thread, after a cycle; a failed write is logged and retried at
+the next sync, never raised into the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.api.queue import BUILTIN_QUEUES, ROOT_QUEUE, queue_manifest
+from volcano_py.api.resources import PODGROUPS, QUEUES
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.errors import AlreadyExists, ApiError
+from volcano_py.kube.events import Recorder
+from volcano_py.scheduler.api.queue_info import QueueInfo
+
+log = logging.getLogger(__name__)
+
+
+def ensure_builtin_queues(client: KubeClient, existing: set[str]) -> list[str]:
+    """Create ``root`` and ``default`` when missing; the names created."""
+    created = []
+    for name in BUILTIN_QUEUES:
+        if name in existing:
+            continue
+        parent = "" if name == ROOT_QUEUE else ROOT_QUEUE
+        try:
+            client.create(QUEUES, queue_manifest(name, parent=parent))
+        except AlreadyExists:
+            continue
+        except ApiError as e:
+            log.warning("queue %s: cannot create it: %s", name, e)
+            continue
+        log.info("queue %s: created (it was missing)", name)
+        created.append(name)
+    return created
+
+
+def status_differs(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether ``wanted`` changes any field of ``current`` (missing counts equal 0)."""
+    for key, value in wanted.items():
+        have = current.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if (have or 0) != value:
+                return True
+        elif key == "allocated":
+            if dict(have or {}) != value:
+                return True
+        elif have != value:
+            return True
+    return False
+
+
+class QueueStatusWriter:
+    """Writes ``Queue.status`` when it changed."""
+
+    def __init__(self, client: KubeClient) -> None:
+        """Write through ``client``."""
+        self.client = client
+
+    def sync(self, queues: Mapping[str, QueueInfo]) -> int:
+        """Patch every real Queue whose status moved; how many were written."""
+        written = 0
+        for name, info in sorted(queues.items()):
+            if info.implicit:
+                continue
+            wanted = info.status()
+            if not status_differs(info.queue.status, wanted):
+                continue
+            try:
+                self.client.patch(QUEUES, name, {"status": wanted}, subresource="status")
+            except ApiError as e:
+                log.warning("queue %s: status not written: %s", name, e)
+                continue
+            written += 1
+        return written
+
+
+QUEUE_REASONS = frozenset({"QueueNotFound", "QueueNotOpen", "QueueOverused"})
+
+
+class QueueEvents:
+    """Events on PodGroups that their queue holds back, once per message."""
+
+    def __init__(self, recorder: Recorder | None) -> None:
+        """Record through ``recorder`` (None: nothing is recorded)."""
+        self.recorder = recorder
+        self._last: dict[str, str] = {}
+
+    def record(self, fits: Mapping[str, tuple[str, str]], podgroup: Any) -> int:
+        """``fits``: job uid -> (reason, message); ``podgroup(uid)``: the cached PodGroup."""
+        seen = 0
+        for uid in [u for u in self._last if u not in fits]:
+            del self._last[uid]  # placed or gone: a later refusal is news again
+        for uid, (reason, message) in fits.items():
+            if reason not in QUEUE_REASONS:
+                self._last.pop(uid, None)
+                continue
+            if self._last.get(uid) == message or self.recorder is None:
+                continue
+            pg = podgroup(uid)
+            if pg is None:
+                continue
+            self._last[uid] = message
+            self.recorder.event(pg, "Warning", reason, message, resource=PODGROUPS)
+            seen += 1
+        if len(self._last) > 100_000:
+            self._last.clear()
+        return seen
