@@ -56,6 +56,7 @@ from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
 from webhooks import hypernodes
 from webhooks.app import create_app
+from webhooks.probe import WebhookProbe
 from webhooks.router import AdmissionRouter
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,9 @@ class ManagerOptions:
     bind_workers: int = DEFAULT_BIND_WORKERS
     inherit_owner_annotations: bool = True
     cache_sync_timeout: float = 120.0
+    # The webhook's own address (host, port): readiness probes it (webhooks.probe). None when
+    # this process serves no webhook (tests that run the manager without gunicorn).
+    webhook_address: tuple[str, int] | None = None
 
 
 def _read_conf(path: str | None) -> str | None:
@@ -129,6 +133,9 @@ class Manager:
         self._threads: list[threading.Thread] = []
         self._leading_threads: list[threading.Thread] = []
         self._elector: LeaderElector | None = None
+        self.webhook_probe = (
+            WebhookProbe(*options.webhook_address) if options.webhook_address else None
+        )
 
         set_default_metrics(PrometheusQueueMetrics())
         registry = ControllerRegistry()
@@ -198,7 +205,9 @@ class Manager:
     def readiness(self) -> list[str]:
         """Reasons the process is not ready to serve admissions (empty: ready)."""
         if self._ready.is_set():
-            return self.health()
+            problems = self.health()
+            found = self.webhook_probe.problem() if self.webhook_probe is not None else None
+            return [*problems, found] if found else problems
         pending = [i.name for i in self.informers.informers() if not i.has_synced()]
         return [f"caches not synced: {', '.join(pending) or 'starting'}"]
 
@@ -236,6 +245,9 @@ class Manager:
         self.recorder.start()
         self.informers.start()
         self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
+        if self.webhook_probe is not None:
+            probe = self.webhook_probe
+            self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)
         if self.options.leader_elect:
             self._elector = LeaderElector(
                 self.client,

@@ -7,6 +7,11 @@ master restarts the worker if it dies. ``app_factory`` is called in the worker, 
 and ``post_worker_init(worker)`` runs there too: that is where the manager starts its
 threads (never in the master: threads do not survive ``fork``).
 
+The worker is ``webhooks.worker.GuardedThreadWorker``: gthread, except that a request is read
+in full on the worker's event loop before a pool thread takes it, and a connection that does
+not deliver a complete request within ``request_timeout`` seconds is closed, so slow clients
+never hold a thread.
+
 TLS: at least TLS 1.2. gunicorn's gthread worker asks for an SSL context for every accepted
 connection (the ``ssl_context`` server hook); ours is built from ``tls.crt``/``tls.key`` in
 the cert folder, cached, and rebuilt when either file's mtime/size changes (checked at most
@@ -31,6 +36,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from webhooks.certs import CERT_FILE, KEY_FILE
+from webhooks.worker import DEFAULT_REQUEST_TIMEOUT_S, GuardedThreadWorker
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,7 @@ class ServerOptions:
     backlog: int = 2048
     reload_interval: float = 5.0
     log_level: str = "info"
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S
 
 
 # TLS 1.2 suites the webhook offers: forward secret (ECDHE) with an AEAD cipher only, no CBC.
@@ -103,7 +110,7 @@ class ReloadingSSLContext:
 
 
 class WebhookServer(BaseApplication):  # type: ignore[misc]
-    """gunicorn, configured in code: one gthread worker, TLS >= 1.2, hot certificate reload."""
+    """gunicorn, configured in code: one guarded gthread worker, TLS >= 1.2, hot cert reload."""
 
     def __init__(
         self,
@@ -132,7 +139,8 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
                 f"[{opts.host}]:{opts.port}" if ":" in opts.host else f"{opts.host}:{opts.port}"
             ],
             "workers": 1,
-            "worker_class": "gthread",
+            # gthread, reading each request on the event loop before a thread takes it
+            "worker_class": f"{GuardedThreadWorker.__module__}.{GuardedThreadWorker.__name__}",
             "threads": opts.threads,
             "timeout": opts.timeout,
             "graceful_timeout": 10,
@@ -153,6 +161,7 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             settings["ssl_context"] = self._ssl_context
         for key, value in settings.items():
             self.cfg.set(key, value)
+        GuardedThreadWorker.request_timeout = opts.request_timeout  # inherited by the fork
 
     def _ssl_context(
         self, conf: Any, default_factory: Callable[[], ssl.SSLContext]

@@ -87,6 +87,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--webhook-port", type=int, default=8443)
     p.add_argument("--webhook-threads", type=int, default=8)
     p.add_argument(
+        "--webhook-request-timeout",
+        type=float,
+        default=5.0,
+        help="seconds a connection has to deliver a complete request before it is closed",
+    )
+    p.add_argument(
         "--cert-dir", type=Path, help="folder with tls.crt/tls.key/ca.crt (created when missing)"
     )
     p.add_argument(
@@ -164,6 +170,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         worker_threads_for_podgroup=args.worker_threads_for_podgroup,
         bind_workers=args.bind_workers,
         inherit_owner_annotations=args.inherit_owner_annotations,
+        webhook_address=(args.webhook_host, args.webhook_port),
     )
     return options
 
@@ -244,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
             host=args.webhook_host,
             port=args.webhook_port,
             threads=args.webhook_threads,
+            request_timeout=args.webhook_request_timeout,
         ),
         post_worker_init=post_worker_init,
         on_exit=on_exit,

@@ -16,7 +16,11 @@ def test_server_runs_one_gthread_worker_with_tls_hook(tmp_path: Path) -> None:
     certs.write_cert_dir(certs.generate(), tmp_path)
     server = WebhookServer(lambda: None, ServerOptions(tmp_path, "127.0.0.1", 9443, threads=4))
     cfg = server.cfg
-    assert (cfg.workers, cfg.worker_class_str, cfg.threads) == (1, "gthread", 4)
+    assert (cfg.workers, cfg.worker_class_str, cfg.threads) == (
+        1,
+        "webhooks.worker.GuardedThreadWorker",
+        4,
+    )
     assert cfg.bind == ["127.0.0.1:9443"]
     assert cfg.certfile == str(tmp_path / certs.CERT_FILE)
     context = cfg.ssl_context(cfg, lambda: None)
