@@ -8,11 +8,15 @@
 - Soft mode: the job goes through the HyperNode path with the virtual top as its only
   candidate (the gradient function returns ``[[cluster-top]]``), so the LCA node scores pull
   its tasks together without ever refusing a placement.
-- While the tree is not ready (cycle, two parents), every topology-constrained job waits with a
-  condition naming the broken HyperNodes; jobs without topology still schedule.
+- Broken HyperNodes (cycle, two parents, a node claimed by two leaves) are quarantined by the
+  tree (``HyperNodeTree.quarantined``) and everything else keeps scheduling. A job whose
+  AllocatedHyperNode is quarantined, or whose placed tasks run under one, needed it: it waits
+  with a condition naming the HyperNode and why. (Volcano stops every topology job instead.)
 - The allocated HyperNode (PodGroup annotation ``volcano.sh/job-allocated-hypernode``) is
   dropped when that HyperNode no longer exists or no task of the job is placed, and recovered
-  from the placed tasks when missing: the lowest-tier HyperNode containing all of them.
+  from the placed tasks when missing: the lowest-tier HyperNode containing all of them. A
+  hard job whose placed tasks span more than its highest allowed tier (bound while their node
+  had no leaf, say) waits with a condition saying so instead of adopting that domain.
 """
 
 from __future__ import annotations
@@ -36,6 +40,13 @@ def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, Nod
     if not tree.ready:
         job.topology_error = "HyperNode tree is not ready: " + "; ".join(tree.errors)
         return
+    if tree.quarantined:
+        needed = _quarantined_needs(job, tree)
+        if needed:
+            job.topology_error = "; ".join(
+                f"HyperNode {name} is quarantined: {tree.quarantined[name]}" for name in needed
+            )
+            return
     hard = job.mode == NetworkTopologyMode.HARD
     if job.highest_tier_name and job.highest_tier is None:
         tier = tree.tier_names.get(job.highest_tier_name)
@@ -57,6 +68,34 @@ def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, Nod
     if hard and job.highest_tier is None:
         job.highest_tier = tree.top.tier
     _check_allocated_hypernode(job, tree, nodes)
+    allocated = tree.hypernodes.get(job.allocated_hypernode)
+    tier_cap = job.highest_tier
+    if hard and allocated is not None and tier_cap is not None and allocated.tier > tier_cap:
+        # Placed tasks (e.g. bound while their node had no leaf) already span more than the
+        # job may: wait until the tree covers them again, never adopt that domain.
+        job.topology_error = (
+            f"the job's placed tasks span HyperNode {allocated.name} (tier {allocated.tier}), "
+            f"above its highest allowed tier {tier_cap}"
+        )
+        job.allocated_hypernode = ""
+
+
+def _quarantined_needs(job: JobInfo, tree: HyperNodeTree) -> list[str]:
+    """The quarantined HyperNodes this job is bound to.
+
+    Its AllocatedHyperNode, or one whose own nodes (not held by a healthy HyperNode) its placed
+    tasks run on: the tree no longer holds them, so the job's domain is unknown until fixed.
+    """
+    needed = set()
+    if job.allocated_hypernode in tree.quarantined:
+        needed.add(job.allocated_hypernode)
+    placed = {t.node_name for t in job.tasks.values() if t.status in OCCUPYING and t.node_name}
+    if placed:
+        for name in tree.quarantined:
+            members = tree.quarantined_nodes.get(name, frozenset())
+            if not members.isdisjoint(placed):
+                needed.add(name)
+    return sorted(needed)
 
 
 def _check_allocated_hypernode(

@@ -53,7 +53,12 @@ def tree_report(cache: SchedulerCache) -> JSON:
             "allocatable": _summary(allocatable),
             "free": _summary(free),
         }
-    return {"ready": tree.ready, "errors": list(tree.errors), "hyperNodes": hypernodes}
+    return {
+        "ready": tree.ready,
+        "errors": list(tree.errors),
+        "quarantined": dict(tree.quarantined),
+        "hyperNodes": hypernodes,
+    }
 
 
 def broken_names(report: JSON) -> set[str]:
@@ -72,6 +77,10 @@ def text_tree(report: JSON) -> str:
     broken = broken_names(report)
     lines = [f"HyperNode tree: {'ready' if report['ready'] else 'NOT READY'}"]
     lines += [f"  error: {e}" for e in report["errors"]]
+    lines += [
+        f"  quarantined: {name} (left out of scheduling: {why})"
+        for name, why in sorted((report.get("quarantined") or {}).items())
+    ]
     roots = sorted(
         (n for n, h in hns.items() if not h["parent"]), key=lambda n: (-hns[n]["tier"], n)
     )

@@ -9,8 +9,16 @@ tree is broken, so the webhook refuses, with a message naming both objects:
   or two existing HyperNodes both select this object);
 - a child whose tier is not lower than its parent's (in either direction).
 
+- a ``Node`` member by ``exactMatch`` that another HyperNode already selects by ``exactMatch``
+  (a node belongs to one leaf; the scheduler would quarantine the newcomer). HyperNodes that
+  a discovery source owns get a warning instead: a discoverer moves nodes between its leaves
+  in several writes and must not be wedged half way.
+
 A member HyperNode that does not exist yet is allowed with a warning: discovery creates
-parents and children in any order.
+parents and children in any order. ``Node`` members that *may* overlap another HyperNode's
+(a ``regexMatch`` that matches its exact names or the other way round, or two ``labelMatch``
+selectors that do not contradict each other) are allowed with a warning naming both: whether
+they really overlap depends on the nodes that exist.
 
 The other HyperNodes come from a ``HyperNodeLister`` (the shared informer's store in the
 manager, a file for ``volcano-py validate --existing``). The object under review replaces
@@ -24,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.api.regex import re2_search
 
 HYPERNODE = "HyperNode"
@@ -94,6 +103,17 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             other_name = _name(other)
             if other_name and other_name != name:
                 universe[other_name] = other
+    own_nodes = node_selectors(obj, stored=False)
+    if own_nodes.exact or own_nodes.patterns or own_nodes.labels:
+        claim = _node_overlaps(name, own_nodes, universe, result.warnings)
+        if claim and _discovered(obj):
+            # A discoverer moves nodes between its leaves in several writes (two leaves may
+            # even swap nodes); refusing one write could wedge it. The scheduler quarantines
+            # the later claimant meanwhile.
+            result.warnings.append(claim)
+        elif claim:
+            result.denial = claim
+            return result
     universe[name] = obj
     names = sorted(universe)
     graph = _Graph(universe, names)
@@ -144,6 +164,87 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             )
             return result
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectors:
+    """A HyperNode's ``Node``-type members: exact names, regex patterns, label selectors."""
+
+    exact: frozenset[str]
+    patterns: tuple[str, ...]
+    labels: tuple[Mapping[str, str], ...]
+
+
+_NODE_SELECTORS: dict[str, tuple[Any, NodeSelectors]] = {}
+
+
+def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
+    """``obj``'s Node members; a stored object's are cached per (name, resourceVersion).
+
+    The object under review is not ``stored``: an UPDATE carries new members under the stored
+    object's resourceVersion.
+    """
+    meta = obj.get("metadata")
+    version = meta.get("resourceVersion") if stored and isinstance(meta, Mapping) else None
+    name = _name(obj)
+    if version is not None:
+        cached = _NODE_SELECTORS.get(name)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+    exact: set[str] = set()
+    patterns: list[str] = []
+    labels: list[Mapping[str, str]] = []
+    spec = obj.get("spec")
+    members = spec.get("members") if isinstance(spec, Mapping) else None
+    for member in members if isinstance(members, list) else ():
+        if not isinstance(member, Mapping) or member.get("type") != "Node":
+            continue
+        selector = member.get("selector")
+        if not isinstance(selector, Mapping):
+            continue
+        match = selector.get("exactMatch")
+        regex = selector.get("regexMatch")
+        label = selector.get("labelMatch")
+        if isinstance(match, Mapping) and isinstance(match.get("name"), str):
+            exact.add(match["name"])
+        elif isinstance(regex, Mapping) and isinstance(regex.get("pattern"), str):
+            patterns.append(regex["pattern"])
+        elif isinstance(label, Mapping) and isinstance(label.get("matchLabels"), Mapping):
+            labels.append(label["matchLabels"])
+    found = NodeSelectors(frozenset(exact), tuple(patterns), tuple(labels))
+    if version is not None:
+        _NODE_SELECTORS[name] = (version, found)
+    return found
+
+
+def _node_overlaps(
+    name: str, own: NodeSelectors, others: Mapping[str, JSON], warnings: list[str]
+) -> str | None:
+    """A denial when an exact Node member is another HyperNode's exact member; else warnings."""
+    for other_name in sorted(others):
+        theirs = node_selectors(others[other_name])
+        shared = own.exact & theirs.exact
+        if shared:
+            node = min(shared)
+            return (
+                f'Node "{node}" is already a member of HyperNode "{other_name}"; a node can '
+                f'belong to only one leaf HyperNode, so HyperNode "{name}" cannot select it too'
+            )
+        if _may_overlap(own, theirs) or _may_overlap(theirs, own):
+            warnings.append(
+                f'the Node members of HyperNode "{name}" may select the same nodes as '
+                f'HyperNode "{other_name}"; a node under two leaf HyperNodes is quarantined '
+                "by the scheduler"
+            )
+    return None
+
+
+def _may_overlap(a: NodeSelectors, b: NodeSelectors) -> bool:
+    if any(re2_search(p, n) for p in a.patterns for n in b.exact):
+        return True
+    if set(a.patterns) & set(b.patterns):
+        return True
+    return any(all(y.get(k, v) == v for k, v in x.items()) for x in a.labels for y in b.labels)
 
 
 class _Graph:
@@ -223,6 +324,13 @@ def _members(obj: JSON) -> list[tuple[int, Mapping[str, Any]]]:
     return [
         (i, m) for i, m in enumerate(members) if isinstance(m, dict) and m.get("type") == HYPERNODE
     ]
+
+
+def _discovered(obj: JSON) -> bool:
+    """Whether a discovery source owns ``obj`` (its ``network-topology-source`` label)."""
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return isinstance(labels, Mapping) and bool(labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL))
 
 
 def _name(obj: Any) -> str:

@@ -63,10 +63,47 @@ def test_tree_links_parents_children_and_virtual_top() -> None:
     ],
     ids=["cycle", "two-parents", "node-in-two"],
 )
-def test_tree_not_ready_names_broken_hypernodes(hns: list[dict[str, object]], error: str) -> None:
+def test_broken_hypernodes_are_named_and_quarantined_not_the_tree(
+    hns: list[dict[str, object]], error: str
+) -> None:
     tree = _index(hns, {"n": {}}).build()
-    assert not tree.ready
+    assert tree.ready
     assert error in tree.errors
+    assert tree.quarantined
+    assert all(error in reason for reason in tree.quarantined.values())
+    assert not set(tree.quarantined) & set(tree.hypernodes)
+
+
+def test_quarantine_keeps_the_first_claim_and_the_healthy_rest() -> None:
+    first = hypernode("rack-a", 1, nodes=["n1", "n2"])
+    first["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    late = hypernode("rack-bad", 1, nodes=["n2", "n3"])
+    late["metadata"]["creationTimestamp"] = "2026-06-01T00:00:00Z"
+    hns = [
+        late,
+        first,
+        hypernode("rack-b", 1, nodes=["n4"]),
+        hypernode("spine", 2, children=["rack-a", "rack-b", "rack-bad"]),
+    ]
+    tree = _index(hns, {f"n{i}": {} for i in range(1, 5)}).build()
+    assert set(tree.quarantined) == {"rack-bad"}
+    assert "rack-a claimed it first" in tree.quarantined["rack-bad"]
+    assert tree.quarantined_nodes["rack-bad"] == {"n3"}  # n2 stays in rack-a
+    assert tree.hypernodes["spine"].children == ("rack-a", "rack-b")
+    assert tree.real_nodes["spine"] == {"n1", "n2", "n4"}
+    assert tree.node_chain["n2"][0] == "rack-a"
+
+
+def test_a_cycle_quarantines_only_its_members() -> None:
+    hns = [
+        hypernode("a", 3, children=["b"]),
+        hypernode("b", 3, children=["a"]),
+        hypernode("rack", 1, nodes=["n"]),
+        hypernode("spine", 2, children=["rack"]),
+    ]
+    tree = _index(hns, {"n": {}}).build()
+    assert set(tree.quarantined) == {"a", "b"}
+    assert tree.real_nodes["spine"] == {"n"}
 
 
 def test_tier_name_map_from_spec() -> None:

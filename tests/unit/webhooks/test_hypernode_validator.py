@@ -300,3 +300,49 @@ def test_validator_never_raises_on_garbage(validator: HyperNodeValidator, obj: A
     verdict = validator.validate(obj)
     assert verdict.allowed is False
     assert verdict.message
+
+
+def test_validator_denies_an_exact_node_member_claimed_by_another_leaf(
+    validator: HyperNodeValidator,
+) -> None:
+    verdict = validator.validate(hn("rack-x", 1, [ex("node-9"), ex("node-2")]))
+    assert (verdict.allowed, verdict.stage) == (False, "tree")
+    assert verdict.message == (
+        'Node "node-2" is already a member of HyperNode "rack-2"; a node can belong to only one '
+        'leaf HyperNode, so HyperNode "rack-x" cannot select it too'
+    )
+    # the same leaf re-submitted (UPDATE) does not conflict with itself
+    assert validator.validate(hn("rack-2", 1, [ex("node-2"), ex("node-3")])).allowed
+
+
+@pytest.mark.parametrize(
+    ("members", "other"),
+    [
+        ([rx("^node-[12]$")], "rack-1"),
+        ([lm()], "rack-l"),
+    ],
+    ids=["regex-matches-exact-names", "label-selectors-compatible"],
+)
+def test_validator_warns_for_node_members_that_may_overlap(members: list[Any], other: str) -> None:
+    existing = [*EXISTING, hn("rack-l", 1, [lm()])]
+    verdict = HyperNodeValidator(StaticLister(existing)).validate(hn("rack-new", 1, members))
+    assert verdict.allowed
+    assert any(f'may select the same nodes as HyperNode "{other}"' in w for w in verdict.warnings)
+
+
+def test_validator_no_overlap_warning_for_contradicting_label_selectors() -> None:
+    existing = [hn("rack-l", 1, [lm()])]
+    other = {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "b"}}}}
+    verdict = HyperNodeValidator(StaticLister(existing)).validate(hn("rack-new", 1, [other]))
+    assert verdict.allowed
+    assert verdict.warnings == ()
+
+
+def test_validator_only_warns_when_a_discovery_source_moves_a_node(
+    validator: HyperNodeValidator,
+) -> None:
+    moved = hn("rack-x", 1, [ex("node-2")])
+    moved["metadata"]["labels"] = {"volcano.sh/network-topology-source": "label"}
+    verdict = validator.validate(moved)
+    assert verdict.allowed
+    assert any('"node-2" is already a member of HyperNode "rack-2"' in w for w in verdict.warnings)

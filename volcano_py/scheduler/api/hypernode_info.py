@@ -10,8 +10,19 @@ HyperNode, tiers, tierName → tier map, readiness) — cached until something c
 The tree always carries the virtual ``<cluster-top-hypernode>``: tier = highest real tier + 1,
 parent of every parentless HyperNode, containing every node (Volcano's session adds it).
 
-Readiness (``HyperNodesReadyToSchedule``): false while a HyperNode is in a cycle, a
-HyperNode has two parents, or a node sits directly under two HyperNodes. ``errors`` names them.
+Broken parts are quarantined, not the whole tree (a departure from Volcano, which stops
+topology scheduling cluster-wide while its tree is not ``HyperNodesReadyToSchedule``). When a
+hand-made or pre-install object reaches the cache with
+
+- a node directly under two leaf HyperNodes: every claimant but the first (oldest
+  ``creationTimestamp``, then name) is quarantined, so the first claim keeps working;
+- a HyperNode with two parents: that HyperNode is quarantined (its own children stay, now
+  under the virtual top);
+- a cycle: every HyperNode on it is quarantined;
+
+the quarantined HyperNodes are left out of the tree (``quarantined`` names each with the
+reason; ``errors`` still lists every problem) and the rest is built and ``ready`` as usual, so
+jobs that do not need them keep scheduling.
 """
 
 from __future__ import annotations
@@ -51,6 +62,9 @@ class HyperNodeTree:
     tier_names: dict[str, int]
     ready: bool
     errors: list[str] = field(default_factory=list)
+    quarantined: dict[str, str] = field(default_factory=dict)
+    # per quarantined HyperNode, its own nodes that no healthy HyperNode holds
+    quarantined_nodes: dict[str, frozenset[str]] = field(default_factory=dict)
     _ancestors: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _lca: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
@@ -197,14 +211,41 @@ def build_tree(
     for name in names:
         for node in direct_nodes.get(name, ()):
             node_parents.setdefault(node, []).append(name)
+    quarantined: dict[str, str] = {}
     for child, ps in parents.items():
         if len(ps) > 1:
-            errors.append(f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}")
+            error = f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}"
+            errors.append(error)
+            quarantined.setdefault(child, error)
     for node in sorted(node_parents):
         if len(node_parents[node]) > 1:
-            listed = ", ".join(sorted(node_parents[node]))
-            errors.append(f"node {node} is a member of more than one HyperNode: {listed}")
-    errors.extend(_cycles(names, children))
+            claimants = sorted(node_parents[node], key=lambda n: (_created(objs.get(n)), n))
+            error = f"node {node} is a member of more than one HyperNode: {', '.join(claimants)}"
+            errors.append(error)
+            for later in claimants[1:]:
+                quarantined.setdefault(later, f"{error} ({claimants[0]} claimed it first)")
+    for loop in _cycles(names, children):
+        error = "HyperNode cycle: " + " -> ".join(loop)
+        errors.append(error)
+        for name in loop:
+            quarantined.setdefault(name, error)
+    quarantined_nodes: dict[str, frozenset[str]] = {}
+    if quarantined:
+        healthy_nodes = {
+            node for node, ps in node_parents.items() if any(p not in quarantined for p in ps)
+        }
+        quarantined_nodes = {
+            name: frozenset(set(direct_nodes.get(name, ())) & nodes - healthy_nodes)
+            for name in quarantined
+        }
+        names = [n for n in names if n not in quarantined]
+        children = {n: [c for c in children[n] if c not in quarantined] for n in names}
+        parents = {n: [p for p in parents[n] if p not in quarantined] for n in names}
+        node_parents = {
+            node: kept
+            for node, ps in node_parents.items()
+            if (kept := [p for p in ps if p not in quarantined])
+        }
     # tierName conflicts are reported below but do not make the tree unusable
     infos: dict[str, HyperNodeInfo] = {}
     top_tier = 1
@@ -244,16 +285,25 @@ def build_tree(
         by_tier=by_tier,
         tiers=sorted(by_tier),
         tier_names=tier_names,
-        ready=not errors,
+        ready=True,
         errors=errors + warnings + [parse_errors[n] for n in sorted(parse_errors)],
+        quarantined=quarantined,
+        quarantined_nodes=quarantined_nodes,
     )
 
 
-def _cycles(names: list[str], children: Mapping[str, list[str]]) -> list[str]:
-    """One error per cycle found (iterative DFS with colours)."""
+def _created(obj: JSON | None) -> str:
+    """``metadata.creationTimestamp`` (RFC 3339 sorts as text); "" when unknown (sorts first)."""
+    meta = (obj or {}).get("metadata") or {}
+    stamp = meta.get("creationTimestamp")
+    return stamp if isinstance(stamp, str) else ""
+
+
+def _cycles(names: list[str], children: Mapping[str, list[str]]) -> list[list[str]]:
+    """Each cycle found, as the path that closes it (iterative DFS with colours)."""
     white, grey, black = 0, 1, 2
     colour = dict.fromkeys(names, white)
-    errors: list[str] = []
+    loops: list[list[str]] = []
     for start in names:
         if colour[start] != white:
             continue
@@ -267,8 +317,7 @@ def _cycles(names: list[str], children: Mapping[str, list[str]]) -> list[str]:
                 stack[-1] = (name, i + 1)
                 kid = kids[i]
                 if colour[kid] == grey:
-                    loop = [*path[path.index(kid) :], kid]
-                    errors.append("HyperNode cycle: " + " -> ".join(loop))
+                    loops.append([*path[path.index(kid) :], kid])
                 elif colour[kid] == white:
                     colour[kid] = grey
                     stack.append((kid, 0))
@@ -277,7 +326,7 @@ def _cycles(names: list[str], children: Mapping[str, list[str]]) -> list[str]:
                 colour[name] = black
                 stack.pop()
                 path.pop()
-    return errors
+    return loops
 
 
 def _real_nodes(
