@@ -44,12 +44,13 @@ from volcano_py.api.constants import SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
 from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.errors import NotLeader
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.kube.leaderelection import LeaderElector
 from volcano_py.kube.runtime import freeze_after_sync
 from volcano_py.kube.workqueue import set_default_metrics
-from volcano_py.metrics import PrometheusQueueMetrics
+from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
@@ -125,7 +126,11 @@ class Manager:
             load_config(options.kubeconfig), qps=options.kube_api_qps, burst=options.kube_api_burst
         )
         self.informers = SharedInformerFactory(self.client)
-        self.recorder = EventRecorder(self.client, COMPONENT)
+        # Leader-only work (controllers, scheduler, their Events) writes through a client
+        # fenced on still holding the Lease; reads, the webhook and the election do not.
+        self.leader_client = self.client.gated(self._fence)
+        self.recorder = EventRecorder(self.leader_client, COMPONENT)
+        self.lease_recorder = EventRecorder(self.client, COMPONENT)
         self.stop_event = threading.Event()
         self._on_fatal = on_fatal or _terminate_worker
         self._ready = threading.Event()
@@ -141,7 +146,7 @@ class Manager:
         registry = ControllerRegistry()
         register_builtin_controllers(registry)
         controller_options = ControllerOptions(
-            client=self.client,
+            client=self.leader_client,
             informers=self.informers,
             recorder=self.recorder,
             scheduler_names=options.scheduler_names,
@@ -175,7 +180,7 @@ class Manager:
                 configmap_synced = cms.has_synced
 
             self.scheduler = Scheduler(
-                self.client,
+                self.leader_client,
                 self.informers,
                 conf,
                 options.scheduler_names[0],
@@ -195,6 +200,15 @@ class Manager:
             ready=self.readiness,
             ready_detail=self.readiness_detail,
         )
+
+    def _fence(self, method: str, path: str) -> None:
+        """Refuse a leader-only write once this replica may no longer hold the Lease."""
+        if not self.options.leader_elect:
+            return
+        elector = self._elector
+        if elector is None or not elector.holds_lease():
+            LEADER_WRITES_FENCED.inc()
+            raise NotLeader(f"{method} {path}: not sent, this replica no longer holds the Lease")
 
     # -- probes ---------------------------------------------------------------------------
 
@@ -243,6 +257,7 @@ class Manager:
         """Start everything in the documented order; returns at once (threads do the work)."""
         self.ops.start()
         self.recorder.start()
+        self.lease_recorder.start()
         self.informers.start()
         self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
         if self.webhook_probe is not None:
@@ -258,7 +273,7 @@ class Manager:
                 renew_deadline=self.options.renew_deadline,
                 retry_period=self.options.retry_period,
                 on_started_leading=self._lead,
-                recorder=self.recorder,
+                recorder=self.lease_recorder,
             )
             self._guard("leader-election", self._campaign, expect_exit=True)
         else:
@@ -276,6 +291,7 @@ class Manager:
         if self.scheduler is not None:
             self.scheduler.writer.close()
         self.recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
+        self.lease_recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
         self.informers.shutdown()
         self.ops.stop()
         log.info("manager stopped")

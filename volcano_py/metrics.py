@@ -82,6 +82,12 @@ SCHEDULER_CONF_NOT_IMPLEMENTED = Gauge(
     namespace=NAMESPACE,
     registry=REGISTRY,
 )
+LEADER_WRITES_FENCED = Counter(
+    "leader_writes_fenced",
+    "Leader-only writes not sent because this replica no longer held the Lease",
+    namespace=NAMESPACE,
+    registry=REGISTRY,
+)
 SCHEDULER_CONF_RELOADS = Counter(
     "scheduler_conf_reloads_total",
     "Scheduler ConfigMap edits seen, by result (applied, rejected)",

@@ -36,9 +36,9 @@ SOURCE_LABEL = "volcano.sh/network-topology-source"
 
 
 @contextlib.contextmanager
-def own_plane() -> Iterator[ControlPlane]:
+def own_plane(*, audit: bool = False) -> Iterator[ControlPlane]:
     """A private control plane with the CRDs and the ``volcano-system`` namespace."""
-    with ControlPlane() as cp:
+    with ControlPlane(audit=audit) as cp:
         admin = KubeClient(cp.admin_config())
         install_crds(admin)
         admin.create(R.NAMESPACES, {"metadata": {"name": SYSTEM_NS}})

@@ -20,6 +20,7 @@ Contract:
 from __future__ import annotations
 
 import builtins
+import copy
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +43,7 @@ PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 _MAX_THROTTLE_RETRIES = 3
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,17 @@ class KubeClient:
         static.extend(("Impersonate-Group", group) for group in config.impersonate_groups)
         self._static_headers = _header_block(static)
         self._content_types: dict[str, bytes] = {}
+        self._write_gate: Callable[[str, str], None] | None = None
+
+    def gated(self, gate: Callable[[str, str], None]) -> KubeClient:
+        """A view of this client whose writes first call ``gate(method, path)``.
+
+        The view shares the connections and the rate limiter; reads and watches are not
+        gated. ``gate`` raises (``NotLeader``) to stop a write before anything is sent.
+        """
+        view = copy.copy(self)
+        view._write_gate = gate
+        return view
 
     def with_impersonation(self, user: str, groups: tuple[str, ...] = ()) -> KubeClient:
         """A client for the same server acting as ``user`` (needs the impersonate verb)."""
@@ -231,6 +244,8 @@ class KubeClient:
         timeout: float | None = None,
     ) -> JSON:
         """Send one request and return the decoded JSON answer (``{}`` when empty)."""
+        if self._write_gate is not None and method not in _READ_METHODS:
+            self._write_gate(method, path)
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)

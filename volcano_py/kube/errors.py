@@ -84,6 +84,13 @@ class ConnectionFailed(ApiError):
         super().__init__(0, "ConnectionFailed", message)
 
 
+class NotLeader(ApiError):
+    """A leader-only write was not sent: this replica no longer holds the Lease (the fence)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "NotLeader", message)
+
+
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequest,
     401: Unauthorized,

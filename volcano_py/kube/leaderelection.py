@@ -18,6 +18,9 @@ Contract:
   once when we read a record naming another holder (client-go keeps trying until the
   deadline; we stop sooner, since ``is_leader()`` is already false then).
   ``on_started_leading`` gets an Event that is set at that moment; leader-only work must stop.
+- **Fence.** ``holds_lease()`` is the check every leader-only write makes before it is sent
+  (the manager gives the controllers and the scheduler a client gated on it): a leader paused
+  past its renew deadline (SIGSTOP, a long GC, a frozen VM) writes nothing when it resumes.
 - **Release on stop.** When ``run``'s stop Event is set while leading, the elector waits (up
   to ``renew_deadline``) for the ``on_started_leading`` thread to return, then writes an empty
   ``holderIdentity`` with ``leaseDurationSeconds: 1`` so a successor takes over at once. If the
@@ -158,12 +161,29 @@ class LeaderElector:
         self._observed_spec: JSON | None = None
         self._observed_time = 0.0
         self._reported_leader = ""
+        self._renewed_at: float | None = None  # when the last successful write was *sent*
 
     # -- public ---------------------------------------------------------------------------
 
     def is_leader(self) -> bool:
         """Whether this replica currently leads (see the module docstring)."""
         return self._leading.is_set()
+
+    def holds_lease(self) -> bool:
+        """Whether a write may still be sent as leader: the fence for leader-only writes.
+
+        True while leading and less than ``renew_deadline`` has passed since the last
+        successful renewal was *sent* (so its server-side time can only be later). A leader
+        whose process was paused, or whose renewals fail, stops writing at that moment, before
+        the election thread notices and before another replica can have taken over (the Lease
+        lasts ``lease_duration`` > ``renew_deadline``, judged by the other replica's clock).
+        """
+        renewed = self._renewed_at
+        return (
+            self._leading.is_set()
+            and renewed is not None
+            and self._clock.now() - renewed < self.renew_deadline
+        )
 
     def leader(self) -> str:
         """The holder in the last record we observed (``""`` when none)."""
@@ -312,11 +332,14 @@ class LeaderElector:
                     return
 
     def _attempt(self) -> bool:
+        started = self._clock.now()
         try:
             ok = self.try_acquire_or_renew()
         except Exception:
             log.exception("lease %s/%s: unexpected error", self.namespace, self.name)
             ok = False
+        if ok:
+            self._renewed_at = started
         holder = self.leader()
         if holder and holder != self._reported_leader:
             self._reported_leader = holder

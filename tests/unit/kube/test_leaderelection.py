@@ -247,3 +247,24 @@ def test_elector_run_stops_leading_at_once_when_another_holder_appears() -> None
     assert not me.is_leader()
     assert cb.leaders == ["me", "usurper"]
     assert lease_spec(client)["holderIdentity"] == "usurper", "a lost lease is not released"
+
+
+def test_elector_fence_closes_renew_deadline_after_the_last_renewal_was_sent() -> None:
+    client, clock, cb = MemoryClient(), FakeClock(), Callbacks()
+    me = elector(client, clock, **cb.kwargs())
+    assert not me.holds_lease()
+    stop = threading.Event()
+    thread = me.start(stop)
+    assert cb.started.wait(1)
+    assert me.holds_lease()
+    # The process is paused (no renewal runs) while time passes: the fence closes at the
+    # renew deadline, before the election thread has noticed anything.
+    clock.step(9.9)
+    assert me.is_leader()
+    assert me.holds_lease()
+    clock.step(0.2)
+    assert me.is_leader()
+    assert not me.holds_lease()
+    stop.set()
+    thread.join(1)
+    assert not me.holds_lease()

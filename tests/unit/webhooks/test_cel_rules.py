@@ -117,6 +117,9 @@ def _plain_outcome(runner: Any, value: Any) -> Any:
     return bool(result) if isinstance(result, celpy.celtypes.BoolType) else "error"
 
 
+# 40 generated members through celpy's interpreter: ~1 s alone, more on a busy machine, so
+# this property test gets more than the unit tests' 2 s.
+@pytest.mark.timeout(20)
 @settings(max_examples=40, deadline=None)
 @given(member=JSONISH)
 def test_flattened_programs_agree_with_celpy_on_any_member(member: Any) -> None:
