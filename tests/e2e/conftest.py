@@ -40,6 +40,11 @@ class ManagerProcess:
     metrics_port: int
     log_path: Path
 
+    def worker_pids(self) -> list[int]:
+        """The gunicorn worker(s) under this manager's master process."""
+        master = self.proc.pid
+        return [int(c) for c in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.metrics_port}{path}"
 
@@ -143,6 +148,15 @@ def manager(
         R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-e2e"
     )
     assert stop_manager(process) == 0, process.log()[-4000:]
+
+
+@pytest.fixture
+def replicas() -> Iterator[list[ManagerProcess]]:
+    """Managers a test starts; whatever is still running is stopped afterwards."""
+    started: list[ManagerProcess] = []
+    yield started
+    for process in started:
+        stop_manager(process)
 
 
 @pytest.fixture(scope="module")

@@ -178,3 +178,9 @@ class PodWatch:
                             self._see(obj)
             except Exception:
                 time.sleep(0.5)
+
+
+def lease_holder(client: KubeClient) -> str:
+    """The holder of the manager's leader Lease ("" when released)."""
+    lease = client.get(R.LEASES, "volcano-py", SYSTEM_NS)
+    return str(lease["spec"].get("holderIdentity") or "")

@@ -16,14 +16,13 @@ import os
 import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.builders import create_node, pod_body
 from tests.controlplane.harness import ControlPlane
-from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
-from tests.e2e.faults import own_plane, wait_until
+from tests.e2e.conftest import ManagerProcess, start_manager
+from tests.e2e.faults import lease_holder, own_plane, wait_until
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
@@ -44,25 +43,6 @@ def plane() -> Iterator[ControlPlane]:
         for i in range(4):
             create_node(admin, f"r10-n{i}", allocatable={"cpu": "64", "pods": "500"})
         yield cp
-
-
-@pytest.fixture
-def replicas() -> Iterator[list[ManagerProcess]]:
-    started: list[ManagerProcess] = []
-    yield started
-    for process in started:
-        stop_manager(process)
-
-
-def holder(admin: KubeClient) -> str:
-    return str(admin.get(R.LEASES, "volcano-py", "volcano-system")["spec"].get("holderIdentity"))
-
-
-def worker_pid(process: ManagerProcess) -> int:
-    master = process.proc.pid
-    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-    assert len(children) == 1, children
-    return int(children[0])
 
 
 def pods(admin: KubeClient, prefix: str, count: int) -> None:
@@ -104,8 +84,8 @@ def test_a_leader_paused_past_its_lease_writes_nothing_when_it_resumes(
     a_config = plane.user_kubeconfig("replica-a", ["system:masters"])
     a = start_manager(plane, tmp_path_factory.mktemp("r10a"), *LEASE, f"--kubeconfig={a_config}")
     replicas.append(a)
-    wait_until(lambda: holder(admin), 20, "replica A takes the Lease")
-    leader_a = holder(admin)
+    wait_until(lambda: lease_holder(admin), 20, "replica A takes the Lease")
+    leader_a = lease_holder(admin)
     b = start_manager(plane, tmp_path_factory.mktemp("r10b"), *LEASE)
     replicas.append(b)
     pods(admin, "warm", 20)
@@ -114,12 +94,14 @@ def test_a_leader_paused_past_its_lease_writes_nothing_when_it_resumes(
         "A's writes must show in the audit log under its own user, or the count below is void"
     )
 
-    worker = worker_pid(a)
+    (worker,) = a.worker_pids()
     os.kill(worker, signal.SIGSTOP)
     paused_at = dt.datetime.now(dt.UTC)
     try:
         pods(admin, "paused", 100)  # A's watches hold these for when it wakes up
-        wait_until(lambda: holder(admin) not in ("", leader_a), 30, "replica B takes the Lease")
+        wait_until(
+            lambda: lease_holder(admin) not in ("", leader_a), 30, "replica B takes the Lease"
+        )
         time.sleep(max(0.0, PAUSE_S - (dt.datetime.now(dt.UTC) - paused_at).total_seconds()))
     finally:
         os.kill(worker, signal.SIGCONT)

@@ -20,14 +20,13 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.builders import create_node, deployment_body, exact, hypernode_body
 from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
-from tests.e2e.faults import SYSTEM_NS, PodWatch, Reviewer, own_plane, wait_until
+from tests.e2e.faults import PodWatch, Reviewer, lease_holder, own_plane, wait_until
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import ApiError
@@ -51,28 +50,13 @@ def plane() -> Iterator[ControlPlane]:
         yield cp
 
 
-def holder(admin: KubeClient) -> str:
-    lease = admin.get(R.LEASES, "volcano-py", SYSTEM_NS)
-    return str(lease["spec"].get("holderIdentity") or "")
-
-
 def kill_process_tree(process: ManagerProcess) -> None:
     """SIGKILL the gunicorn master and its worker(s) at once, like a node going away."""
-    master = process.proc.pid
-    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-    os.kill(master, signal.SIGKILL)
+    children = process.worker_pids()
+    os.kill(process.proc.pid, signal.SIGKILL)
     for child in children:
-        os.kill(int(child), signal.SIGKILL)
+        os.kill(child, signal.SIGKILL)
     process.proc.wait(10)
-
-
-@pytest.fixture
-def replicas() -> Iterator[list[ManagerProcess]]:
-    """Managers the test starts; whatever is still running is stopped afterwards."""
-    started: list[ManagerProcess] = []
-    yield started
-    for process in started:
-        stop_manager(process)
 
 
 def test_standby_takes_over_within_the_lease_and_webhooks_never_fail(
@@ -81,14 +65,14 @@ def test_standby_takes_over_within_the_lease_and_webhooks_never_fail(
     admin = KubeClient(plane.admin_config())
     a = start_manager(plane, tmp_path_factory.mktemp("r5a"), *LEASE)
     replicas.append(a)
-    wait_until(lambda: holder(admin), 20, "replica A takes the Lease")
-    leader_a = holder(admin)
+    wait_until(lambda: lease_holder(admin), 20, "replica A takes the Lease")
+    leader_a = lease_holder(admin)
     b = start_manager(plane, tmp_path_factory.mktemp("r5b"), *LEASE)
     replicas.append(b)
     b_certs = b.log_path.parent / "certs"
     install_webhook(admin, b_certs, b.webhook_port, "volcano-py-r5")
     time.sleep(2 * RETRY)
-    assert holder(admin) == leader_a, "the standby must not take a held Lease"
+    assert lease_holder(admin) == leader_a, "the standby must not take a held Lease"
     watch = PodWatch(plane, NS)
 
     stop = threading.Event()
@@ -128,7 +112,9 @@ def test_standby_takes_over_within_the_lease_and_webhooks_never_fail(
         admin.create(R.DEPLOYMENTS, deployment_body("during", NS, 4, requests={"cpu": "1"}))
         kill_process_tree(a)
         killed_at = time.monotonic()
-        wait_until(lambda: holder(admin) not in ("", leader_a), 30, "replica B takes the Lease")
+        wait_until(
+            lambda: lease_holder(admin) not in ("", leader_a), 30, "replica B takes the Lease"
+        )
         took = time.monotonic() - killed_at
         admin.create(R.DEPLOYMENTS, deployment_body("after", NS, 4, requests={"cpu": "1"}))
         wait_until(
