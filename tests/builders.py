@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.kube.client import KubeClient
+from volcano_py.kube.client import KubeClient, resource_path
 
 JSON = dict[str, Any]
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -191,3 +191,9 @@ def deployment_body(
         "metadata": {"name": name, "namespace": namespace, "annotations": dict(annotations or {})},
         "spec": {"replicas": replicas, "selector": {"matchLabels": match}, "template": template},
     }
+
+
+def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
+    """Delete a pod at once (no kubelet here to finish a graceful deletion)."""
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)

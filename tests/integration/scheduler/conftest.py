@@ -21,7 +21,7 @@ import pytest
 from tests.builders import create_node, hypernode_body
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
-from volcano_py.kube.client import KubeClient, resource_path
+from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.informer import SharedInformerFactory
@@ -30,7 +30,6 @@ from volcano_py.scheduler.scheduler import Scheduler
 __all__ = [
     "client",
     "control_plane",
-    "force_delete_pod",
     "namespace",
     "run_scheduler",
     "topology",
@@ -38,12 +37,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-
-def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
-    """Delete a pod at once (no kubelet here to finish a graceful deletion)."""
-    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
-    client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.builders import exact, pod_body, podgroup_body
-from tests.integration.scheduler.conftest import Topology, force_delete_pod, wait_for
+from tests.builders import exact, force_delete_pod, pod_body, podgroup_body
+from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.api.task_info import TaskInfo

@@ -9,7 +9,10 @@ warnings to record as Events on the pod. What goes in, as Volcano's pg-controlle
   else a controller reference to the pod, so garbage collection follows the owner;
 - with owner-annotation inheritance on: ``minMember`` from the owners'
   ``scheduling.volcano.sh/group-min-member`` (not an int32 or negative -> 1; absent -> 1),
-  and every owner annotation starting with ``volcano.sh/`` copied; off: ``minMember`` 1;
+  capped by a controlling ReplicaSet's ``spec.replicas`` (a rollout's surge ReplicaSet is a
+  gang of the pods it is asked for, never waiting for pods that will not come; Volcano
+  #4739), and every owner annotation starting with ``volcano.sh/`` copied; off: ``minMember``
+  1;
 - then the pod's ``volcano.sh/preemptable``, ``volcano.sh/cooldown-time`` and
   ``volcano.sh/revocable-zone`` annotations override, then its
   ``volcano.sh/jdb-min-available``, or else its ``volcano.sh/jdb-max-unavailable``; the pod's
@@ -186,11 +189,14 @@ def build_podgroup(
     *,
     inherit_owner_annotations: bool = True,
     now: datetime | None = None,
+    replicas: int | None = None,
 ) -> BuiltPodGroup:
     """The PodGroup for ``pod`` (``buildPodGroupFromPod``); see the module docstring.
 
     ``owner_annotations`` are the pod's owners' annotations merged, the first owner listed
-    winning a key; they are ignored when ``inherit_owner_annotations`` is off.
+    winning a key; they are ignored when ``inherit_owner_annotations`` is off. ``replicas``
+    is the ``spec.replicas`` of a ReplicaSet controlling the pod: the gang is never larger
+    than the pods the ReplicaSet is asked for (see ``docs/podgroup.md``, rollouts).
 
     Raises:
         FieldError: a request, limit or overhead of the pod is not a quantity.
@@ -203,6 +209,8 @@ def build_podgroup(
         min_member, warning = min_member_from(owner_annotations, f"{namespace}/{name_of(pod)}")
         if warning is not None:
             warnings.append(warning)
+        if replicas is not None and 0 < replicas < min_member:
+            min_member = replicas
         annotations = {k: v for k, v in owner_annotations.items() if _inherited(k)}
 
     pod_annotations = annotations_of(pod)

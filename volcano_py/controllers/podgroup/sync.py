@@ -147,13 +147,17 @@ class PodGroupSync:
 
     def build(self, pod: Mapping[str, Any]) -> BuiltPodGroup:
         """The desired PodGroup for ``pod`` (owner annotations read when inheritance is on)."""
-        owners = self.owner_annotations(pod) if self.inherit_owner_annotations else {}
+        owners: dict[str, str] = {}
+        replicas = None
+        if self.inherit_owner_annotations:
+            owners, replicas = self._read_owners(pod)
         try:
             return build_podgroup(
                 pod,
                 owners,
                 inherit_owner_annotations=self.inherit_owner_annotations,
                 now=self.clock.wall(),
+                replicas=replicas,
             )
         except FieldError as e:
             self._warn(pod, REASON_CREATE_FAILED, f"cannot build PodGroup: {e}")
@@ -279,14 +283,20 @@ class PodGroupSync:
     # --- owners ----------------------------------------------------------------------------
 
     def owner_annotations(self, pod: Mapping[str, Any]) -> dict[str, str]:
-        """The annotations of the pod's owners merged, the first owner listed winning a key.
+        """The annotations of the pod's owners merged (see ``_read_owners``)."""
+        return self._read_owners(pod)[0]
 
+    def _read_owners(self, pod: Mapping[str, Any]) -> tuple[dict[str, str], int | None]:
+        """The owners' annotations merged, and a controlling ReplicaSet's ``spec.replicas``.
+
+        The first owner listed wins a key; the replicas are None without such a ReplicaSet.
         ReplicaSets and StatefulSets come from the caches (a GET when the cache has not seen
         the owner yet); DaemonSets and Jobs are fetched. A missing owner adds nothing;
         other API errors propagate, so the sync is retried rather than building a PodGroup
         without its owner's settings.
         """
         merged: dict[str, str] = {}
+        replicas: int | None = None
         namespace = namespace_of(pod)
         for ref in owner_references_of(pod):
             kind, name = ref.get("kind") or "", ref.get("name") or ""
@@ -297,7 +307,10 @@ class PodGroupSync:
                 continue
             for key, value in annotations_of(owner).items():
                 merged.setdefault(key, value)
-        return merged
+            if kind == REPLICASET and ref.get("controller"):
+                wanted = (owner.get("spec") or {}).get("replicas")
+                replicas = wanted if isinstance(wanted, int) else 1
+        return merged, replicas
 
     def _owner(self, kind: str, namespace: str, name: str, uid: str) -> JSON | None:
         store = {REPLICASET: self.caches.replicasets, STATEFULSET: self.caches.statefulsets}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from tests.unit.controllers.podgroup.pgfakes import harness, pod, workload
 from volcano_py.controllers.podgroup.builder import build_podgroup
 from volcano_py.controllers.podgroup.interfaces import Request
@@ -65,7 +67,7 @@ def test_sync_workload_updates_podgroup_when_owner_annotations_change() -> None:
     old = rs(2)
     member = pod("web-1", owner=old, annotations={GROUP: PG}, requests={"cpu": "1"})
     existing = cached_pg(old, member)
-    new = rs(2, **{MIN: "3", "volcano.sh/preemptable": "true"})
+    new = rs(3, **{MIN: "3", "volcano.sh/preemptable": "true"})
     h = harness(replicasets=(new,), pods=(member,), podgroups=(existing,))
     sync_workload(h.sync, "ReplicaSet", "ns/web")
     assert h.client.verbs() == [("update", "podgroups", PG)]
@@ -150,3 +152,25 @@ def test_sync_workload_recreates_a_podgroup_deleted_under_running_pods() -> None
     sync_workload(h.sync, "ReplicaSet", "ns/web")
     assert h.client.verbs() == [("create", "podgroups", PG)]
     assert h.queued == []
+
+
+@pytest.mark.parametrize(
+    ("replicas", "expected"),
+    [(1, 1), (3, 3), (4, 4), (6, 4)],
+    ids=["surge-of-1", "scaling-up", "full", "more-than-min-member"],
+)
+def test_replicaset_gang_is_its_replicas_capped_by_min_member(replicas: int, expected: int) -> None:
+    # A rollout's new ReplicaSet grows step by step (maxSurge): each step is a gang of the
+    # pods it is asked for, so the rollout never waits for pods that will not come.
+    owner = rs(replicas, **{MIN: "4"})
+    member = pod("web-1", owner=owner, annotations={GROUP: PG}, requests={"cpu": "1"})
+    existing = cached_pg(rs(1, **{MIN: "1"}), member)
+    h = harness(replicasets=(owner,), pods=(member,), podgroups=(existing,))
+    sync_workload(h.sync, "ReplicaSet", "ns/web")
+    if expected == 1:
+        assert h.client.calls == []
+        return
+    assert h.client.verbs() == [("update", "podgroups", PG)]
+    body = h.client.calls[0].body
+    assert body["spec"]["minMember"] == expected
+    assert body["spec"]["minResources"]["cpu"] == str(expected)
