@@ -96,12 +96,16 @@ class SubtreeSharer:
     """Hands out one shared instance per distinct JSON subtree (bounded, thread-safe enough).
 
     ``share(x)`` returns an earlier subtree equal to ``x`` (same JSON) or remembers ``x``.
-    The table is emptied when it reaches ``limit`` entries, so unique subtrees cannot grow it
-    without bound; sharing then starts again from the objects that arrive next.
+    Entries are keyed by the subtree's JSON bytes, in two generations of at most ``limit``
+    entries each: when the current one is full it becomes the previous one and a fresh one
+    starts; a hit in the previous generation moves into the current one. So subtrees still in
+    use by arriving objects stay shared, and those of objects long gone (the unique
+    annotations of churned pods) are dropped after two generations instead of piling up.
     """
 
-    def __init__(self, limit: int = 50_000) -> None:
-        self._seen: dict[bytes, Any] = {}
+    def __init__(self, limit: int = 8192) -> None:
+        self._current: dict[bytes, Any] = {}
+        self._previous: dict[bytes, Any] = {}
         self._limit = limit
 
     def share(self, subtree: Any) -> Any:
@@ -109,16 +113,19 @@ class SubtreeSharer:
         if not subtree:
             return subtree
         key = orjson.dumps(subtree)
-        seen = self._seen.get(key)
+        seen = self._current.get(key)
         if seen is not None:
             return seen
-        if len(self._seen) >= self._limit:
-            self._seen.clear()
-        self._seen[key] = subtree
-        return subtree
+        seen = self._previous.pop(key, None)
+        if seen is None:
+            seen = subtree
+        if len(self._current) >= self._limit:
+            self._previous, self._current = self._current, {}
+        self._current[key] = seen
+        return seen
 
     def __len__(self) -> int:
-        return len(self._seen)
+        return len(self._current) + len(self._previous)
 
 
 _POD_SUBTREES = SubtreeSharer()

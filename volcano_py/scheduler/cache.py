@@ -150,8 +150,15 @@ class SchedulerCache:
     # -- jobs' change counters ----------------------------------------------------------------
 
     def _touch(self, job: str) -> None:
-        """Something of ``job`` changed: bump its counter, unsettle it."""
-        self._job_versions[job] = self._job_versions.get(job, 0) + 1
+        """Something of ``job`` changed: bump its counter, unsettle it.
+
+        A job with neither a PodGroup nor tasks left keeps no counter (a pod deleted after its
+        PodGroup must not leave one behind for ever).
+        """
+        if job in self._podgroups or job in self._job_tasks:
+            self._job_versions[job] = self._job_versions.get(job, 0) + 1
+        else:
+            self._job_versions.pop(job, None)
         self._settled.discard(job)
 
     def settle(self, versions: dict[str, int]) -> None:
@@ -178,7 +185,11 @@ class SchedulerCache:
             if node is not None:
                 node.remove_task(task)
         if task.job:
-            self._job_tasks.get(task.job, {}).pop(key, None)
+            tasks = self._job_tasks.get(task.job)
+            if tasks is not None:
+                tasks.pop(key, None)
+                if not tasks:
+                    del self._job_tasks[task.job]  # no empty table per job that ever ran
             self._touch(task.job)
 
     def _add_task(self, key: str, pod: JSON) -> None:

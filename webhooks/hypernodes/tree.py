@@ -103,6 +103,7 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             other_name = _name(other)
             if other_name and other_name != name:
                 universe[other_name] = other
+    _forget_deleted(universe)
     own_nodes = node_selectors(obj, stored=False)
     if own_nodes.exact or own_nodes.patterns or own_nodes.labels:
         claim = _node_overlaps(name, own_nodes, universe, result.warnings)
@@ -215,6 +216,13 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
     if version is not None:
         _NODE_SELECTORS[name] = (version, found)
     return found
+
+
+def _forget_deleted(names: Mapping[str, Any]) -> None:
+    """Drop cached selectors of HyperNodes no longer stored (deleted names pile up otherwise)."""
+    if len(_NODE_SELECTORS) > 2 * len(names) + 64:
+        for gone in [n for n in _NODE_SELECTORS if n not in names]:
+            _NODE_SELECTORS.pop(gone, None)
 
 
 def _node_overlaps(

@@ -38,8 +38,18 @@ def test_subtree_sharer_is_bounded() -> None:
     sharer = SubtreeSharer(limit=3)
     for i in range(10):
         sharer.share({"k": i})
-    assert len(sharer) <= 3
+    assert len(sharer) <= 6  # two generations of at most 3
     assert sharer.share({}) == {}
+
+
+def test_subtree_sharer_keeps_subtrees_in_use_and_drops_old_unique_ones() -> None:
+    sharer = SubtreeSharer(limit=2)
+    hot = sharer.share({"app": "web"})
+    for i in range(5):
+        assert sharer.share({"app": "web"}) is hot  # still arriving: stays shared
+        sharer.share({"unique": i})
+    cold = {"unique": 0}
+    assert sharer.share(cold) is cold  # long gone: forgotten, not kept for ever
 
 
 def test_slim_node_drops_images_and_keeps_allocatable() -> None:

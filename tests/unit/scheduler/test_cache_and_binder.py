@@ -191,3 +191,21 @@ def test_pending_and_inqueue_jobs_never_settle() -> None:
         sim.cycle()
     assert not sim.cache.is_settled("default/waits-for-pods")
     assert not sim.cache.is_settled("default/too-big")
+
+
+def test_cache_keeps_nothing_per_job_once_its_podgroup_and_pods_are_gone() -> None:
+    group = podgroup("g", 2)
+    pods = [pod(f"p{i}", "g", {GPU: 1}) for i in range(2)]
+    cache = _cache(node("n", {GPU: 4}), group, *pods)
+    # either order: the PodGroup first (garbage collection) or the pods first
+    cache.delete_podgroup(group)
+    for p in pods:
+        cache.delete_pod(p)
+    assert cache._job_tasks == {}
+    assert cache._job_versions == {}
+    again = _cache(node("n", {GPU: 4}), group, *pods)
+    for p in pods:
+        again.delete_pod(p)
+    again.delete_podgroup(group)
+    assert again._job_tasks == {}
+    assert again._job_versions == {}
