@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import exact, hypernode_body
 from tests.e2e.conftest import ManagerProcess
 from tests.e2e.faults import Reviewer
 
@@ -34,16 +35,8 @@ PARTIALS = (
 )
 
 
-def _hypernode(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": 1,
-            "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n"}}}],
-        },
-    }
+def _hn(name: str) -> dict[str, Any]:
+    return hypernode_body(name, 1, [exact("n")])
 
 
 class SlowClients:
@@ -119,7 +112,7 @@ def test_slow_clients_never_hold_the_threads_that_answer_admissions(
 ) -> None:
     ca = Path(manager.log_path.parent / "certs" / "ca.crt")
     reviewer = Reviewer(manager.webhook_port, ca)
-    assert reviewer.admit(_hypernode("r8-warm"))[0] == 200
+    assert reviewer.admit(_hn("r8-warm"))[0] == 200
     latencies: list[float] = []
     with SlowClients(manager.webhook_port, SLOW) as slow:
         started = time.monotonic()
@@ -130,7 +123,7 @@ def test_slow_clients_never_hold_the_threads_that_answer_admissions(
         i = 0
         while time.monotonic() < end:
             sent = time.perf_counter()
-            status, response, _uid = reviewer.admit(_hypernode(f"r8-{i}"))
+            status, response, _uid = reviewer.admit(_hn(f"r8-{i}"))
             latencies.append(time.perf_counter() - sent)
             assert status == 200, response
             assert response.get("allowed") is True, response
