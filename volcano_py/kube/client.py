@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -244,8 +245,11 @@ class KubeClient:
         timeout: float | None = None,
     ) -> JSON:
         """Send one request and return the decoded JSON answer (``{}`` when empty)."""
-        if self._write_gate is not None and method not in _READ_METHODS:
-            self._write_gate(method, path)
+        before_send: Callable[[], None] | None = None
+        gate = self._write_gate
+        if gate is not None and method not in _READ_METHODS:
+            gate(method, path)  # early: no throttling or encoding for a refused write
+            before_send = functools.partial(gate, method, path)  # and again at the socket
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
@@ -259,6 +263,7 @@ class KubeClient:
                     self._headers(content_type if data is not None else None),
                     data,
                     timeout or self._timeout,
+                    before_send,
                 )
             except (OSError, ValueError) as e:
                 raise ConnectionFailed(f"{method} {path}: {e}") from e

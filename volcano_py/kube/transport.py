@@ -27,7 +27,7 @@ import select
 import socket
 import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from io import BufferedReader
 from urllib.parse import urlsplit
 
@@ -187,11 +187,25 @@ class Transport:
         return b"".join((line, self._host_header, headers, length, _CRLF, body or b""))
 
     def _exchange(
-        self, method: str, data: bytes, timeout: float
+        self,
+        method: str,
+        data: bytes,
+        timeout: float,
+        before_send: Callable[[], None] | None = None,
     ) -> tuple[_Connection, int, _Framing]:
-        """Send ``data`` and read the answer's head; one retry on a stale reused connection."""
+        """Send ``data`` and read the answer's head; one retry on a stale reused connection.
+
+        ``before_send`` runs right before the bytes are written (after a connection was found,
+        which may take a while); when it raises, nothing is sent and the connection is kept.
+        """
         for attempt in (0, 1):
             conn = self._acquire()
+            if before_send is not None:
+                try:
+                    before_send()
+                except BaseException:
+                    self._release(conn)
+                    raise
             sent = False
             try:
                 conn.sock.settimeout(timeout)
@@ -210,14 +224,21 @@ class Transport:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def request(
-        self, method: str, target: str, headers: bytes, body: bytes | None, timeout: float
+        self,
+        method: str,
+        target: str,
+        headers: bytes,
+        body: bytes | None,
+        timeout: float,
+        before_send: Callable[[], None] | None = None,
     ) -> tuple[int, bytes]:
         """Send one request; return the status and the whole body.
 
-        ``target`` is the path and query; ``headers`` is a block of CRLF-ended header lines.
+        ``target`` is the path and query; ``headers`` is a block of CRLF-ended header lines;
+        ``before_send`` as in ``_exchange`` (a last check that may refuse the request).
         """
         conn, status, framing = self._exchange(
-            method, self._head(method, target, headers, body), timeout
+            method, self._head(method, target, headers, body), timeout, before_send
         )
         try:
             data = b"".join(_pieces(conn.reader, framing))
