@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 EVENT_INTERVAL_S = 60.0
+_EVENTS_PRUNE_MIN = 4096  # throttle entries kept before stale ones are dropped
 # Four concurrent bindings keep kube-apiserver as busy as sixteen did (the scheduler's P3 figure
 # is the same with 2, 4 and 16 on the development machine), while fewer threads waking at once
 # per cycle leave the GIL to the webhook's admissions: P5's p99 fell from ~10.5 ms to 6.8-8.0.
@@ -82,6 +83,7 @@ class KubeWriter:
         self.clock = clock or RealClock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scheduler:bind")
         self._events: dict[str, tuple[str, float]] = {}
+        self._prune_at = _EVENTS_PRUNE_MIN
         self._lock = threading.Lock()
 
     def _bind_one(self, task: TaskInfo) -> str | None:
@@ -145,8 +147,13 @@ class KubeWriter:
             if last is not None and last[0] == message and now - last[1] < EVENT_INTERVAL_S:
                 return False
             self._events[key] = (message, now)
-            if len(self._events) > 100_000:
-                self._events.clear()
+            if len(self._events) > self._prune_at:
+                # Entries past the interval throttle nothing: drop them (deleted pods' too).
+                # Pruning again only once the table doubles keeps the cost amortised O(1).
+                self._events = {
+                    k: v for k, v in self._events.items() if now - v[1] < EVENT_INTERVAL_S
+                }
+                self._prune_at = max(_EVENTS_PRUNE_MIN, 2 * len(self._events))
             return True
 
     def close(self) -> None:

@@ -147,6 +147,29 @@ def test_failed_scheduling_events_are_rate_limited_per_pod() -> None:
     assert len(recorder.events) == 3
 
 
+def test_failed_scheduling_throttle_forgets_pods_past_the_interval() -> None:
+    from volcano_py.kube.clock import FakeClock
+    from volcano_py.kube.events import FakeRecorder
+    from volcano_py.scheduler.binder import _EVENTS_PRUNE_MIN, EVENT_INTERVAL_S, KubeWriter
+
+    clock = FakeClock()
+    recorder = FakeRecorder()
+    writer = KubeWriter(None, recorder, workers=1, clock=clock)  # type: ignore[arg-type]
+    try:
+        for round_no in range(4):  # pods come and go; each round's names are new
+            for i in range(_EVENTS_PRUNE_MIN):
+                writer.pod_unschedulable(pod(f"r{round_no}-{i}", "g"), None, "why")
+            clock.step(EVENT_INTERVAL_S + 1)
+        writer.pod_unschedulable(pod("last", "g"), None, "why")
+        assert len(writer._events) <= 2 * _EVENTS_PRUNE_MIN + 1
+        fresh = pod("fresh", "g")
+        writer.pod_unschedulable(fresh, None, "why")
+        writer.pod_unschedulable(fresh, None, "why")  # still throttled after pruning
+        assert [r["name"] for r in recorder.references].count("fresh") == 1
+    finally:
+        writer.close()
+
+
 def test_placed_running_job_settles_and_any_change_brings_it_back() -> None:
     objects = gpu_cluster()
     objects.append(podgroup("job", 1))
