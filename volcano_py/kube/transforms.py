@@ -96,7 +96,8 @@ class SubtreeSharer:
     """Hands out one shared instance per distinct JSON subtree (bounded, thread-safe enough).
 
     ``share(x)`` returns an earlier subtree equal to ``x`` (same JSON) or remembers ``x``.
-    Entries are keyed by the subtree's JSON bytes, in two generations of at most ``limit``
+    Entries are keyed by the subtree's JSON text (not orjson's bytes, which keep orjson's
+    whole output buffer, about 4 KiB, each), in two generations of at most ``limit``
     entries each: when the current one is full it becomes the previous one and a fresh one
     starts; a hit in the previous generation moves into the current one. So subtrees still in
     use by arriving objects stay shared, and those of objects long gone (the unique
@@ -104,15 +105,15 @@ class SubtreeSharer:
     """
 
     def __init__(self, limit: int = 8192) -> None:
-        self._current: dict[bytes, Any] = {}
-        self._previous: dict[bytes, Any] = {}
+        self._current: dict[str, Any] = {}
+        self._previous: dict[str, Any] = {}
         self._limit = limit
 
     def share(self, subtree: Any) -> Any:
         """The shared instance equal to ``subtree``."""
         if not subtree:
             return subtree
-        key = orjson.dumps(subtree)
+        key = orjson.dumps(subtree).decode()
         seen = self._current.get(key)
         if seen is not None:
             return seen

@@ -72,8 +72,8 @@ class SchemaChecker:
         self._schema: Mapping[str, Any] = version["schema"]["openAPIV3Schema"]
         self._compiled = compiled
         self._rules: dict[int, list[_Rule]] = {}
-        self._items: dict[tuple[int, bytes], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
-        self._arrays: dict[tuple[int, bytes], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
+        self._items: dict[tuple[int, str], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
+        self._arrays: dict[tuple[int, str], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
         self._compile_rules(self._schema)
 
     def _compile_rules(self, schema: Mapping[str, Any]) -> None:
@@ -96,7 +96,7 @@ class SchemaChecker:
             if isinstance(schema.get(key), Mapping):
                 self._compile_rules(schema[key])
 
-    def check(self, obj: Mapping[str, Any], keys: Mapping[int, bytes] | None = None) -> list[Cause]:
+    def check(self, obj: Mapping[str, Any], keys: Mapping[int, str] | None = None) -> list[Cause]:
         """Every schema error in ``obj``, then (when nothing blocks them) the CEL rule errors.
 
         ``keys`` may give array items' canonical JSON by ``id()`` (the validator computes it
@@ -125,7 +125,7 @@ class SchemaChecker:
         path: str,
         causes: list[Cause],
         pending: list[tuple[Any, Any, str]],
-        keys: Mapping[int, bytes],
+        keys: Mapping[int, str],
     ) -> None:
         kind = schema.get("type")
         if kind and not _is_type(value, kind):
@@ -186,7 +186,7 @@ class SchemaChecker:
         path: str,
         causes: list[Cause],
         pending: list[tuple[Any, Any, str]],
-        keys: Mapping[int, bytes],
+        keys: Mapping[int, str],
     ) -> None:
         """The items of an array, memoised on the whole array (then per item).
 
@@ -225,7 +225,7 @@ class SchemaChecker:
         index: int,
         causes: list[Cause],
         pending: list[tuple[Any, Any, str]],
-        keys: Mapping[int, bytes],
+        keys: Mapping[int, str],
     ) -> None:
         """``_walk`` for an array item, memoised on the item's value (paths made relative).
 
@@ -330,7 +330,7 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
 
 _MEMO_LIMIT = 20_000
 _ARRAY_MEMO_LIMIT = 64
-_memo: dict[tuple[int, bytes], tuple[str, ...]] = {}
+_memo: dict[tuple[int, str], tuple[str, ...]] = {}
 
 
 def _run_rules(rules: list[_Rule], value: Any, path: str) -> list[Cause]:
@@ -348,10 +348,10 @@ def _run_rules(rules: list[_Rule], value: Any, path: str) -> list[Cause]:
     return [Cause(path, m) for m in messages]
 
 
-def _canonical(value: Any) -> bytes | None:
+def _canonical(value: Any) -> str | None:
     """``value``'s JSON with sorted keys (None when it has none, e.g. an int beyond 64 bits)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         return None
 

@@ -73,17 +73,17 @@ class _MemberMemo:
         names = {var for _, var in self._rules}
         self._var = names.pop() if len(names) == 1 else None
         self._limit = limit
-        self._entries: dict[bytes, _Outcomes] = {}
+        self._entries: dict[str, _Outcomes] = {}
         self.passed: _Outcomes = (True,) * len(rules)  # shared by every member passing all
 
-    def outcomes(self, member: Any, key: bytes | None = None) -> _Outcomes:
+    def outcomes(self, member: Any, key: str | None = None) -> _Outcomes:
         """The per-member rules' results for ``member`` (``key``: its canonical JSON).
 
         Only members within ``cel.int64_safe`` are remembered (``safe`` relies on that).
         """
         if key is None:
             try:
-                key = orjson.dumps(member, option=orjson.OPT_SORT_KEYS)
+                key = orjson.dumps(member, option=orjson.OPT_SORT_KEYS).decode()
             except (TypeError, orjson.JSONEncodeError):
                 return self.evaluate(member)
         found = self._entries.get(key)
@@ -96,7 +96,7 @@ class _MemberMemo:
             self._entries[key] = found
         return found
 
-    def safe(self, member: Any, key: bytes | None) -> bool:
+    def safe(self, member: Any, key: str | None) -> bool:
         """``cel.int64_safe(member)``, known without a scan for a remembered member."""
         return (key is not None and key in self._entries) or cel.int64_safe(member)
 
@@ -153,14 +153,14 @@ class HyperNodeValidator:
         self._object_rules = tuple(r for r in self.policy.rules if r.member_var is None)
         self._positions = {id(rule): i for i, rule in enumerate(self._member_rules)}
         self._memo = _MemberMemo(self._member_rules)
-        self._lists: dict[bytes, _MemberList] = {}
+        self._lists: dict[str, _MemberList] = {}
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Verdict:
         """The verdict for ``obj`` (``old``: the stored version on UPDATE)."""
         if not isinstance(obj, Mapping):
             return Verdict(False, "the object is not a JSON object", "schema", "BadRequest")
         members = _spec_members(obj)
-        keys: dict[int, bytes] = {}
+        keys: dict[int, str] = {}
         known: _MemberList | None = None
         digest = _digest(members) if members is not None else None
         if members is not None:
@@ -191,7 +191,7 @@ class HyperNodeValidator:
 
     # -- stage 1: CEL --------------------------------------------------------------------
 
-    def _member_list(self, members: list[Any], keys: Mapping[int, bytes]) -> _MemberList:
+    def _member_list(self, members: list[Any], keys: Mapping[int, str]) -> _MemberList:
         outcomes = [self._memo.outcomes(m, keys.get(id(m))) for m in members]
         return _MemberList(
             outcomes,
@@ -206,7 +206,7 @@ class HyperNodeValidator:
         old: Mapping[str, Any] | None,
         spec_members: list[Any] | None,
         known: _MemberList | None,
-        keys: Mapping[int, bytes],
+        keys: Mapping[int, str],
     ) -> Verdict | None:
         activation: dict[str, Any] = {"object": obj, "oldObject": old}
         safe = _int64_safe(obj, known) and (old is None or cel.int64_safe(old))
@@ -288,10 +288,10 @@ def _re2(members: list[Any]) -> Verdict | None:
     return None
 
 
-def _digest(value: Any) -> bytes | None:
-    """A 128-bit digest of ``value``'s JSON (None when it has no JSON form)."""
+def _digest(value: Any) -> str | None:
+    """A 128-bit digest of ``value``'s JSON, in hex (None when it has no JSON form)."""
     try:
-        return hashlib.blake2b(orjson.dumps(value), digest_size=16).digest()
+        return hashlib.blake2b(orjson.dumps(value), digest_size=16).hexdigest()
     except (TypeError, orjson.JSONEncodeError):
         return None
 
@@ -302,13 +302,13 @@ def _spec_members(obj: Mapping[str, Any]) -> list[Any] | None:
     return members if isinstance(members, list) else None
 
 
-def _member_keys(members: list[Any]) -> dict[int, bytes]:
+def _member_keys(members: list[Any]) -> dict[int, str]:
     """Each member's canonical JSON by ``id()``: computed once, used by every memo."""
     keys = {}
     for member in members:
         if isinstance(member, dict):
             try:
-                keys[id(member)] = orjson.dumps(member, option=orjson.OPT_SORT_KEYS)
+                keys[id(member)] = orjson.dumps(member, option=orjson.OPT_SORT_KEYS).decode()
             except (TypeError, orjson.JSONEncodeError):
                 continue
     return keys

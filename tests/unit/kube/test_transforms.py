@@ -58,3 +58,21 @@ def test_slim_node_drops_images_and_keeps_allocatable() -> None:
     assert "images" not in slim["status"]
     assert slim["status"]["allocatable"] == raw["status"]["allocatable"]
     assert slim["metadata"]["labels"] == raw["metadata"]["labels"]
+
+
+def test_subtree_sharer_keys_cost_their_size_not_orjson_buffers() -> None:
+    """orjson's bytes keep its ~4 KiB output buffer: 2,000 keys would hold ~8 MiB."""
+    import tracemalloc
+
+    sharer = SubtreeSharer(limit=4096)
+    subtrees = [{"scheduling.k8s.io/group-name": f"churn-{i}"} for i in range(2000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for subtree in subtrees:
+            sharer.share(subtree)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(sharer) == 2000
+    assert grown < 2000 * 400, f"{grown / 2000:.0f} bytes per entry"

@@ -104,8 +104,11 @@ def _requests(container: JSON) -> Resource:
     return Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
 
 
-def template_key(pod: JSON, request: Resource) -> bytes:
-    """What static predicates and node-local scores of this pod depend on, as bytes."""
+def template_key(pod: JSON, request: Resource) -> str:
+    """What static predicates and node-local scores of this pod depend on, as JSON text.
+
+    Text, not orjson's bytes: those keep orjson's whole output buffer (about 4 KiB each).
+    """
     spec = pod.get("spec") or {}
     return orjson.dumps(
         [
@@ -115,7 +118,7 @@ def template_key(pod: JSON, request: Resource) -> bytes:
             spec.get("tolerations"),
         ],
         option=orjson.OPT_SORT_KEYS,
-    )
+    ).decode()
 
 
 class TaskInfo:

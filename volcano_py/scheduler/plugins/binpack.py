@@ -36,7 +36,7 @@ class BinpackPlugin:
         for name in (n.strip() for n in extra.split(",")):
             if name:
                 self.resources[name] = self._weight(args, f"binpack.resources.{name}")
-        self._cache: dict[tuple[bytes, str], tuple[int, float]] = {}
+        self._cache: dict[tuple[str, str], tuple[int, float]] = {}
 
     @staticmethod
     def _weight(args: Arguments, key: str) -> int:

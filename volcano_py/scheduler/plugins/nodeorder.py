@@ -69,7 +69,7 @@ class NodeOrderPlugin:
                 log.warning("plugin nodeorder: %s=%d is negative, using %d", key, value, default)
                 value = default
             self.weights[key] = value
-        self._cache: dict[tuple[bytes, str], tuple[int, float]] = {}
+        self._cache: dict[tuple[str, str], tuple[int, float]] = {}
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the node order function."""

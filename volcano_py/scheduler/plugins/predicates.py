@@ -67,7 +67,7 @@ class PredicatesPlugin:
     def __init__(self, args: Arguments) -> None:
         """No arguments are read."""
         self.args = args
-        self._static: dict[tuple[bytes, str], tuple[object, str | None]] = {}
+        self._static: dict[tuple[str, str], tuple[object, str | None]] = {}
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the predicate."""
