@@ -203,17 +203,6 @@ def gang_prefix(job: JobInfo) -> str:
     )
 
 
-def job_need(job: JobInfo) -> Resource:
-    """What the gang needs: minResources, or the requests of the tasks still missing."""
-    if not job.min_resources.is_empty():
-        return job.min_resources
-    need = Resource()
-    missing = job.min_member - job.ready_task_num()
-    for task in job.pending_tasks()[: max(0, missing)]:
-        need.add(task.resreq)
-    return need
-
-
 def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
     """Per allowed tier: HyperNodes in the job's reach, how many fit (0 here), what is short."""
     hard, highest = job.is_hard_topology_mode()
@@ -224,7 +213,7 @@ def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
         for ancestor in ssn.tree.ancestors(job.allocated_hypernode):
             if ssn.hypernodes[ancestor].tier <= highest:
                 root = ancestor
-    need = job_need(job)
+    need = job.gang_min_resources()
     reports = []
     for tier in ssn.hypernode_tiers:
         if tier > highest:

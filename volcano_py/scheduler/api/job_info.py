@@ -16,7 +16,7 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.api.errors import FieldError
-from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.resource import Resource, least_sum
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 
 JSON = dict[str, Any]
@@ -130,6 +130,20 @@ class JobInfo:
     def is_soft_topology_mode(self) -> bool:
         """The job prefers, but does not require, a close placement."""
         return self.mode == NetworkTopologyMode.SOFT
+
+    def gang_min_resources(self) -> Resource:
+        """What the gang needs at least: ``minResources``, else derived from its pending pods.
+
+        Without ``minResources`` (hand-written PodGroups, Kubeflow, KubeRay, Spark) the need is,
+        per resource, the sum of the smallest requests of as many pending tasks as the gang
+        still misses (``minMember`` minus the ready ones): a lower bound, so the resource
+        pre-filter prunes only HyperNodes that cannot hold the gang whichever tasks go first.
+        """
+        if not self.min_resources.is_empty():
+            return self.min_resources
+        missing = self.min_member - self.ready_task_num()
+        pending = [t.resreq for t in self.tasks.values() if t.status == TaskStatus.PENDING]
+        return least_sum(pending, missing)
 
     def tasks_request(self) -> Resource:
         """Sum of the requests of every task not yet finished."""

@@ -5,7 +5,9 @@ Behaviour from the design doc (``001``) and Volcano's plugin:
 - **Gradient** (hard mode): BFS from the search root (the given HyperNode, narrowed to the
   highest allowed ancestor of the job's allocated HyperNode), keeping HyperNodes whose tier
   is ≤ ``highestTierAllowed`` and — when nothing of the job is placed yet — whose idle or
-  future-idle resources cover the job's ``minResources`` (the resource pre-filter). Result:
+  future-idle resources cover what the gang needs (the resource pre-filter): its
+  ``minResources``, or when absent the least its pending pods need
+  (``JobInfo.gang_min_resources``). Result:
   one list per tier, lowest tier first. Soft mode: ``[[hyperNode]]``.
 - **HyperNode score**: binpack ``(used + request) / allocatable`` per weighted resource
   (cpu, memory, ``hypernode.binpack.resources``), 0 when a resource would overflow; ties at
@@ -180,7 +182,7 @@ class NetworkTopologyAwarePlugin:
             return [[hypernode]]
         try:
             return self.hypernode_gradient(
-                hypernode, highest, job.allocated_hypernode, job.min_resources
+                hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
             )
         except LookupError as e:
             log.error(
