@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.kube.runtime import tune_gc
-from volcano_py.scheduler.actions.allocate import AllocateAction, place_tasks
+from volcano_py.scheduler.actions.allocate import AllocateAction
+from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF

@@ -161,8 +161,19 @@ def test_gradient_search_root_is_highest_allowed_ancestor_of_allocated() -> None
     assert names == [["tor-3", "tor-4"], ["spine-2"]]
 
 
-def test_gradient_soft_mode_is_the_given_hypernode_only() -> None:
+def test_gradient_soft_mode_climbs_from_tier_1_up_to_the_virtual_top() -> None:
+    # Volcano HEAD (#5206): soft is hard bounded by the virtual top tier (highestTier ignored)
     ssn = session(_job_cluster(8, mode="soft", highest_tier=1))
+    gradients = ssn.hypernode_gradient_for_job(ssn.jobs["default/job"], ssn.tree.top)
+    assert [sorted(hn.name for hn in g) for g in gradients] == [
+        ["tor-1", "tor-2", "tor-3", "tor-4"],
+        ["spine-1", "spine-2"],
+        ["<cluster-top-hypernode>"],
+    ]
+
+
+def test_gradient_soft_mode_prefilter_skips_tiers_too_small() -> None:
+    ssn = session(_job_cluster(24, mode="soft"))
     gradients = ssn.hypernode_gradient_for_job(ssn.jobs["default/job"], ssn.tree.top)
     assert [[hn.name for hn in g] for g in gradients] == [["<cluster-top-hypernode>"]]
 

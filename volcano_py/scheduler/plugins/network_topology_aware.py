@@ -8,11 +8,19 @@ Behaviour from the design doc (``001``) and Volcano's plugin:
   future-idle resources cover what the gang needs (the resource pre-filter): its
   ``minResources``, or when absent the least its pending pods need
   (``JobInfo.gang_min_resources``). Result:
-  one list per tier, lowest tier first. Soft mode: ``[[hyperNode]]``.
+  one list per tier, lowest tier first. Soft mode, as Volcano HEAD (PR #5206): the same
+  search bounded by the virtual top tier, so a soft job tries tier 1 first and climbs,
+  never refused while the cluster holds it. No topology (a partitioned job may have none at
+  job level): ``[[hyperNode]]``.
+- **SubJob gradient**: the same BFS inside the job's candidate domain, bounded by the
+  SubJob's tier (a soft SubJob by its job's tier, or the top when the job has none), with
+  the SubJob's allocated HyperNode and the least its missing members need.
 - **HyperNode score**: binpack ``(used + request) / allocatable`` per weighted resource
   (cpu, memory, ``hypernode.binpack.resources``), 0 when a resource would overflow; ties at
   the top broken by the share of the job's tasks already inside; times 100 x ``weight``.
-- **Node score**, topology jobs: 1 on the allocated HyperNode, else
+  For a SubJob: its own request and its own tasks.
+- **Node score**, topology jobs (for a partitioned job: the task's SubJob when it has a
+  topology, with the SubJob's allocated HyperNode and tasks): 1 on the allocated HyperNode, else
   ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
   Normal pods (``hypernode.binpack.normal-pod.enable``): per tier the binpack score of the
   HyperNode holding the node (1 when none), weighted ``fading^(tier-1)``, averaged.
@@ -35,11 +43,13 @@ from volcano_py.api.constants import (
     NTA_ARG_BINPACK_NORMAL_POD_FADING,
     NTA_ARG_BINPACK_RESOURCES,
     NTA_ARG_WEIGHT,
+    NetworkTopologyMode,
 )
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import CPU, MEMORY, Resource
+from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import EventHandler, Session
@@ -123,6 +133,7 @@ class NetworkTopologyAwarePlugin:
         ssn.add_hypernode_order_fn(self.name, self.hypernode_order_fn)
         ssn.add_batch_node_order_fn(self.name, self.batch_node_order_fn)
         ssn.add_hypernode_gradient_for_job_fn(self.name, self.hypernode_gradient_for_job)
+        ssn.add_hypernode_gradient_for_sub_job_fn(self.name, self.hypernode_gradient_for_sub_job)
         ssn.add_event_handler(EventHandler(self._on_allocate, self._on_deallocate))
 
     def on_session_close(self, ssn: Session) -> None:
@@ -145,6 +156,16 @@ class NetworkTopologyAwarePlugin:
                 if task.status in OCCUPYING and task.node_name:
                     counts.update(chains.get(task.node_name, ()))
             self._task_counts[job.uid] = counts
+        return counts
+
+    def _counts(self, tasks: dict[str, TaskInfo]) -> Counter[str]:
+        """Placed tasks per HyperNode (a SubJob's: small, counted on demand)."""
+        assert self._ssn is not None
+        chains = self._ssn.tree.node_chain
+        counts: Counter[str] = Counter()
+        for task in tasks.values():
+            if task.status in OCCUPYING and task.node_name:
+                counts.update(chains.get(task.node_name, ()))
         return counts
 
     def _on_allocate(self, task: TaskInfo) -> None:
@@ -176,22 +197,58 @@ class NetworkTopologyAwarePlugin:
     def hypernode_gradient_for_job(
         self, job: JobInfo, hypernode: HyperNodeInfo
     ) -> list[list[HyperNodeInfo]]:
-        """Eligible HyperNodes per tier (hard mode); ``[[hypernode]]`` otherwise."""
-        hard, highest = job.is_hard_topology_mode()
-        if not hard:
+        """Eligible HyperNodes per tier (hard; soft up to the top tier); else ``[[hypernode]]``."""
+        highest = self.job_tier(job)
+        if highest is None:
             return [[hypernode]]
+        return self._gradient_or_none(
+            job.uid, hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
+        )
+
+    def job_tier(self, job: JobInfo) -> int | None:
+        """The tier bounding the job's search: hard's own, soft's the virtual top (#5206)."""
+        hard, highest = job.is_hard_topology_mode()
+        if hard:
+            return highest
+        if job.is_soft_topology_mode():
+            assert self._ssn is not None
+            return self._ssn.tree.top.tier
+        return None
+
+    def hypernode_gradient_for_sub_job(
+        self, job: JobInfo, sub_job: SubJobInfo, domain: HyperNodeInfo
+    ) -> list[list[HyperNodeInfo]]:
+        """Eligible HyperNodes per tier for ``sub_job`` inside the job's candidate ``domain``."""
+        if sub_job.mode is None:
+            return [[domain]]
+        bound = self.job_tier(job)
+        if bound is None:
+            assert self._ssn is not None
+            bound = self._ssn.tree.top.tier
+        highest = bound
+        if sub_job.mode == NetworkTopologyMode.HARD and sub_job.highest_tier is not None:
+            highest = sub_job.highest_tier
+        return self._gradient_or_none(
+            sub_job.uid or job.uid,
+            domain,
+            highest,
+            sub_job.allocated_hypernode,
+            sub_job.min_resources(),
+        )
+
+    def _gradient_or_none(
+        self, who: str, hypernode: HyperNodeInfo, highest: int, allocated: str, need: Resource
+    ) -> list[list[HyperNodeInfo]]:
         try:
-            return self.hypernode_gradient(
-                hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
-            )
+            return self.hypernode_gradient(hypernode, highest, allocated, need)
         except LookupError as e:
             log.error(
                 "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
                 "allocatedHyperNode=%s: %s",
-                job.uid,
+                who,
                 hypernode.name,
                 highest,
-                job.allocated_hypernode,
+                allocated,
                 e,
             )
             return []
@@ -270,11 +327,15 @@ class NetworkTopologyAwarePlugin:
     # -- scores -------------------------------------------------------------------------------
 
     def hypernode_order_fn(
-        self, job: JobInfo, hypernodes: dict[str, list[NodeInfo]]
+        self,
+        job: JobInfo,
+        hypernodes: dict[str, list[NodeInfo]],
+        sub_job: SubJobInfo | None = None,
     ) -> dict[str, float]:
-        """Binpack score per HyperNode with the task-count tie break, scaled."""
+        """Binpack score per HyperNode with the task-count tie break (of the SubJob), scaled."""
+        tasks = job.tasks if sub_job is None else sub_job.tasks
         request: dict[str, int] = {}
-        for task in job.tasks.values():
+        for task in tasks.values():
             for name, amount in task.resreq.items():
                 if name in self.binpack_weights:
                     request[name] = request.get(name, 0) + amount
@@ -286,8 +347,8 @@ class NetworkTopologyAwarePlugin:
             best = max(scores.values())
             top = [hn for hn, s in scores.items() if s == best]
             if len(top) > 1:
-                counts = self._job_counts(job)
-                total = len(job.tasks)
+                counts = self._job_counts(job) if sub_job is None else self._counts(tasks)
+                total = len(tasks)
                 for hn in top:
                     scores[hn] += counts.get(hn, 0) / total if total else FULL_SCORE
         return self.scale(scores)
@@ -309,14 +370,19 @@ class NetworkTopologyAwarePlugin:
         """LCA-tier scores for topology jobs, fading binpack for normal pods; scaled."""
         assert self._ssn is not None
         job = self._ssn.jobs.get(task.job)
-        if job is not None and job.with_network_topology():
+        sub_job = job.sub_job_of(task) if job is not None and job.policies else None
+        if sub_job is not None and sub_job.with_network_topology():
+            scores = self._network_aware_scores(job, nodes, sub_job)  # type: ignore[arg-type]
+        elif sub_job is None and job is not None and job.with_network_topology():
             scores = self._network_aware_scores(job, nodes)
         else:
             scores = self._normal_pod_scores(task, nodes)
         return self.scale(scores)
 
-    def _network_aware_scores(self, job: JobInfo, nodes: list[NodeInfo]) -> dict[str, float]:
-        allocated = job.allocated_hypernode
+    def _network_aware_scores(
+        self, job: JobInfo, nodes: list[NodeInfo], sub_job: SubJobInfo | None = None
+    ) -> dict[str, float]:
+        allocated = job.allocated_hypernode if sub_job is None else sub_job.allocated_hypernode
         if not allocated:
             return {}
         assert self._ssn is not None
@@ -336,8 +402,9 @@ class NetworkTopologyAwarePlugin:
             best = max(scores.values())
             top = [n for n, s in scores.items() if s == best]
             if len(top) > 1:
-                counts = self._job_counts(job)
-                total = len(job.tasks)
+                tasks = job.tasks if sub_job is None else sub_job.tasks
+                counts = self._job_counts(job) if sub_job is None else self._counts(tasks)
+                total = len(tasks)
                 for name in top:
                     leaf = tree.leaf_of(name)
                     scores[name] += counts.get(leaf, 0) / total if total else FULL_SCORE
