@@ -7,6 +7,9 @@
   to the allowed tier is a candidate and must be tried). **P1 without minResources**: the
   same gang with no ``minResources`` (as Kubeflow, KubeRay or Spark make them): the pre-filter
   derives the need from the pods' requests; goal <= 1 s and its ratio to P1 close to 1.
+- **P1-SubJob**: P1's cluster, one hard gang of 1,024 pods in 128 partitions of 8 (each
+  hard within tier 1, i.e. one 8-GPU node; the job within the lowest tier that holds it,
+  tier 5), no minResources. Goal <= 1 s; printed with its ratio to P1.
 - **P2**: 2,000 nodes, 3 tiers, 100 hard gangs x 64 pods: placements per second over one
   cycle. Goal >= 5,000/s. Baseline: Volcano's literal "try every HyperNode of the gradient,
   then keep the best" instead of best-first.
@@ -86,20 +89,37 @@ def synthetic_cluster(nodes: int, fanouts: list[int], gpus: int = 8) -> list[JSO
     return objects
 
 
+PARTITION_LABEL = "volcano.sh/partition-id"
+
+
 def gang(
     name: str,
     size: int,
     tier: int,
     created: str = "2026-01-01T00:00:00Z",
     min_resources: bool = True,
+    partition: tuple[int, int] | None = None,
 ) -> list[JSON]:
-    """A hard-mode PodGroup and its pods (1 GPU, 1 cpu each); ``minResources`` optional."""
+    """A hard-mode PodGroup and its pods (1 GPU, 1 cpu each); ``minResources`` optional.
+
+    ``partition=(size, tier)``: one ``subGroupPolicy`` of that size, hard within that tier,
+    and each pod labelled with its partition (index // size).
+    """
     spec: JSON = {
         "minMember": size,
         "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
     }
     if min_resources:
         spec["minResources"] = {GPU: str(size), "cpu": str(size)}
+    if partition is not None:
+        spec["subGroupPolicy"] = [
+            {
+                "name": "tp",
+                "subGroupSize": partition[0],
+                "matchLabelKeys": [PARTITION_LABEL],
+                "networkTopology": {"mode": "hard", "highestTierAllowed": partition[1]},
+            }
+        ]
     objects: list[JSON] = [
         {
             "kind": "PodGroup",
@@ -115,6 +135,7 @@ def gang(
                     "name": f"{name}-{i}",
                     "namespace": "bench",
                     "annotations": {"scheduling.k8s.io/group-name": name},
+                    "labels": {PARTITION_LABEL: str(i // partition[0])} if partition else {},
                 },
                 "spec": {
                     "schedulerName": "volcano",
@@ -215,6 +236,24 @@ def p1_objects(scale: float = 1.0, min_resources: bool = True) -> tuple[list[JSO
     return objects, sum(1 for o in objects if o["kind"] == "HyperNode")
 
 
+def p1_subjob_objects(scale: float = 1.0) -> tuple[list[JSON], int]:
+    """P1's cluster, one gang of 1,024 pods in 128 partitions of 8 (each within tier 1).
+
+    The job's tier is the lowest whose HyperNodes hold it: tier 5 at full scale (a tier-3
+    HyperNode has 9 nodes = 72 GPUs here, too small for 1,024 pods).
+    """
+    nodes = int(6000 * scale)
+    pods = int(1024 * scale) // 8 * 8
+    objects = synthetic_cluster(nodes, [1, 3, 3, 4, 4])
+    size, tier = 1, 0
+    for fan in [1, 3, 3, 4, 4]:
+        size, tier = size * fan, tier + 1
+        if size * 8 >= pods:
+            break
+    objects += gang("parts", pods, tier, min_resources=False, partition=(8, 1))
+    return objects, tier
+
+
 def main() -> None:
     tune_gc()
     objects, hypernodes = p1_objects(SCALE)
@@ -234,6 +273,14 @@ def main() -> None:
         f"   without minResources (need from the pods' requests): {bare_seconds:.3f} s "
         f"({bare_placed} placed, goal <= 1 s)  ratio to with-minResources "
         f"{bare_seconds / seconds:.2f}x"
+    )
+
+    sub, tier = p1_subjob_objects(SCALE)
+    sub_seconds, sub_placed = decide(sub)
+    print(
+        f"P1-SubJob {sub_placed} pods placed in partitions of 8 (each within tier 1, the job "
+        f"within tier {tier}): decision {sub_seconds:.3f} s (goal <= 1 s)  ratio to P1 "
+        f"{sub_seconds / seconds:.2f}x"
     )
 
     p2 = synthetic_cluster(int(2000 * SCALE), [8, 5])

@@ -8,6 +8,8 @@ import pytest
 
 from tests.unit.scheduler.helpers import gpu_cluster, session
 from tests.unit.scheduler.objects import pod, podgroup
+from volcano_py.scheduler.actions.allocate_sub_jobs import ordered_sub_jobs
+from volcano_py.scheduler.actions.domain_signature import domain_signature, label_blind
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, sub_job_id
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
@@ -146,3 +148,44 @@ def test_sub_job_allocated_hypernode_is_recovered_from_its_running_pods() -> Non
     assert job.sub_jobs["tp/0"].allocated_hypernode == "tor-2"
     assert job.sub_jobs["tp/1"].allocated_hypernode == "tor-1"
     assert job.allocated_hypernode == "spine-1"
+
+
+def _two_spines(busy_node: str | None = None) -> list[dict[str, Any]]:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 8, mode="hard", highest_tier=2, sub_group_policy=[TP]))
+    objects += [_worker(f"w{i}", str(i // 2)) for i in range(8)]
+    if busy_node:
+        objects.append(
+            pod("busy", None, {"nvidia.com/gpu": 1}, node_name=busy_node, phase="Running")
+        )
+    return objects
+
+
+def test_domain_signature_equal_for_identical_spines_and_differs_with_usage() -> None:
+    ssn = session(_two_spines())
+    hns = ssn.hypernodes
+    assert domain_signature(ssn, hns["spine-1"]) == domain_signature(ssn, hns["spine-2"])
+    busy = session(_two_spines("node-6"))
+    assert domain_signature(busy, busy.hypernodes["spine-1"]) != domain_signature(
+        busy, busy.hypernodes["spine-2"]
+    )
+
+
+def test_label_blind_only_without_node_selection_or_placed_tasks() -> None:
+    job = session(_two_spines()).jobs["default/job"]
+    assert label_blind(job)
+    objects = _two_spines()
+    objects[-1]["spec"]["nodeSelector"] = {"zone": "a"}
+    assert not label_blind(session(objects).jobs["default/job"])
+    objects = _two_spines()
+    objects[-1]["spec"]["nodeName"] = "node-1"
+    objects[-1]["status"]["phase"] = "Running"
+    assert not label_blind(session(objects).jobs["default/job"])
+
+
+def test_sub_job_order_puts_required_groups_first_then_partition_index() -> None:
+    pods = [_worker(f"w{i}", str(i // 2)) for i in range(6)]
+    job = _job([{**TP, "minSubGroups": 1}, {"name": "ps", "matchLabelKeys": ["ps"]}], pods)
+    job.add_task(TaskInfo(pod("p", "job", {"cpu": 1}, labels={"ps": "7"}, priority=5)))
+    # tp/0 is required (minSubGroups 1), then priority (ps/7), then partition index
+    assert [sj.uid for sj in ordered_sub_jobs(job)] == ["tp/0", "ps/7", "tp/1", "tp/2"]

@@ -12,8 +12,10 @@
   pending tasks left goes back in the queue; the trial stops as soon as the job is ready
   (``minMember``, ``minTaskMember``, every policy's ``minSubGroups``). The trial's score is
   the sum of the placed SubJobs' HyperNode scores.
-- **Choice.** Every domain of a gradient is tried; the ready trial with the highest sum
-  wins, ties to the first domain by name (Volcano picks among ties by map order). It is run
+- **Choice.** Every domain of a gradient is tried (a domain identical to one tried before
+  is skipped: same trial, same sum, and the earlier name wins the tie —
+  ``domain_signature``); the ready trial with the highest sum wins, ties to the first
+  domain by name (Volcano picks among ties by map order). It is run
   again and committed; tasks still pending then get another round, where the allocated
   HyperNodes narrow the search. No domain of any gradient ready: the job waits, and the
   message names the SubJob that could not be placed and, per tier, what it lacked.
@@ -23,8 +25,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Hashable
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, NetworkTopologyMode
+from volcano_py.scheduler.actions.domain_signature import domain_signature, label_blind
 from volcano_py.scheduler.actions.fit_errors import nodes_message, tiers_message
 from volcano_py.scheduler.actions.placement import gang_prefix, place_tasks, reach_reports
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
@@ -70,9 +74,16 @@ def ordered_sub_jobs(job: JobInfo) -> list[SubJobInfo]:
 
 def _allocate_round(ssn: Session, job: JobInfo) -> bool:
     failure = ""
+    blind = label_blind(job)
     for gradient in ssn.hypernode_gradient_for_job(job, ssn.tree.top):
         best: tuple[float, HyperNodeInfo] | None = None
+        seen: set[Hashable] = set()
         for domain in sorted(gradient, key=lambda hn: hn.name):
+            if blind and len(gradient) > 1:
+                signature = domain_signature(ssn, domain)
+                if signature in seen:
+                    continue  # a copy of a domain tried before: same sum, the earlier name wins
+                seen.add(signature)
             stmt = ssn.statement()
             saved = _save(job)
             score, failed = trial(ssn, stmt, job, domain, explain=not failure)

@@ -228,21 +228,30 @@ class NetworkTopologyAwarePlugin:
         highest = bound
         if sub_job.mode == NetworkTopologyMode.HARD and sub_job.highest_tier is not None:
             highest = sub_job.highest_tier
+        # a candidate domain that does not hold the SubJob's allocated HyperNode is routine
         return self._gradient_or_none(
             sub_job.uid or job.uid,
             domain,
             highest,
             sub_job.allocated_hypernode,
             sub_job.min_resources(),
+            logging.DEBUG,
         )
 
     def _gradient_or_none(
-        self, who: str, hypernode: HyperNodeInfo, highest: int, allocated: str, need: Resource
+        self,
+        who: str,
+        hypernode: HyperNodeInfo,
+        highest: int,
+        allocated: str,
+        need: Resource,
+        level: int = logging.ERROR,
     ) -> list[list[HyperNodeInfo]]:
         try:
             return self.hypernode_gradient(hypernode, highest, allocated, need)
         except LookupError as e:
-            log.error(
+            log.log(
+                level,
                 "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
                 "allocatedHyperNode=%s: %s",
                 who,
