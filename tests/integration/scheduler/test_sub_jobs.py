@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.builders import exact, force_delete_pod, pod_body
-from tests.integration.scheduler.conftest import Topology, wait_for
+from tests.builders import exact, force_delete_pod
+from tests.integration.scheduler.conftest import Topology, gang_pod, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.scheduler import Scheduler
@@ -63,17 +63,7 @@ def _partitioned_gang(client: KubeClient, ns: str, name: str) -> None:
 
 
 def _pod(client: KubeClient, ns: str, topo: Topology, name: str, group: str, part: int) -> str:
-    client.create(
-        R.PODS,
-        pod_body(
-            name,
-            ns,
-            requests={topo.gpu: "1", "cpu": "100m"},
-            annotations={"scheduling.k8s.io/group-name": group},
-            labels={PARTITION: str(part)},
-        ),
-    )
-    return name
+    return gang_pod(client, ns, topo, name, group, {PARTITION: str(part)})
 
 
 def _node_of(client: KubeClient, ns: str, name: str) -> str:
