@@ -5,9 +5,9 @@
   saying so; a soft-mode job (best effort anyway) keeps going and the name is logged.
 - A hard-mode job with neither ``highestTierAllowed`` nor a name may span up to the virtual
   top tier (the whole cluster), still placed through the HyperNode path.
-- Soft mode: the job goes through the HyperNode path with the virtual top as its only
-  candidate (the gradient function returns ``[[cluster-top]]``), so the LCA node scores pull
-  its tasks together without ever refusing a placement.
+- Soft mode (Volcano HEAD, PR #5206): the job is searched like a hard one bounded by the
+  virtual top tier (the plugin's ``job_tier``), from tier 1 upward, never refused while the
+  cluster holds it; its own tier fields are not used.
 - Broken HyperNodes (cycle, two parents, a node claimed by two leaves) are quarantined by the
   tree (``HyperNodeTree.quarantined``) and everything else keeps scheduling. A job whose
   AllocatedHyperNode is quarantined, or whose placed tasks run under one, needed it: it waits

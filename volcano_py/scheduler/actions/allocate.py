@@ -3,9 +3,10 @@
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
 (priority, then age). For each job:
 
+- **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
-  cluster top (hard: one list per tier from the lowest tier up, after the resource
-  pre-filter; soft: just the top). In a gradient every HyperNode is a candidate and the best
+  cluster top: one list per tier from the lowest tier up, after the resource pre-filter, up
+  to the job's tier (hard) or the virtual top tier (soft, as Volcano HEAD). In a gradient every HyperNode is a candidate and the best
   by hypernode score wins. The score (binpack of the job's request over the HyperNode's cached
   usage, task-count tie break) is computed before any trial and a discarded trial leaves the
   cache as it was, so "try every HyperNode, keep the best that fits" is the same as "try them
@@ -16,9 +17,9 @@ Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' 
 - **Other jobs**: one trial over every node; commit when the gang is ready, else discard.
 
 Inside a trial each task gets the feasible node with the highest total score (node order +
-batch node order), ties to the first by name. ``job.allocated_hypernode`` follows the
-placed tasks (their lowest common HyperNode) so the topology node score pulls the next tasks
-close; a discard restores it.
+batch node order), ties to the first by name (``placement``). ``job.allocated_hypernode``
+follows the placed tasks (their lowest common HyperNode) so the topology node score pulls
+the next tasks close; a discard restores it.
 """
 
 from __future__ import annotations
