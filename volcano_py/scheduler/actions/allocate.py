@@ -9,11 +9,11 @@ Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' 
   to the job's tier (hard) or the virtual top tier (soft, as Volcano HEAD). In a gradient
   every HyperNode is a candidate and the best by hypernode score wins. The score (binpack
   of the job's request over the HyperNode's cached usage, task-count tie break) is
-  computed before any trial and a discarded trial leaves the cache as it was, so "try every HyperNode, keep the best that fits" is the same as "try them
-  best-first, stop at the first that fits" — which is what runs here. A trial places the
-  job's pending tasks on the HyperNode's nodes in a Statement; it is committed only when the
-  gang is ready, else discarded. Nothing fits in any gradient → the job waits, with the
-  per-tier message.
+  computed before any trial and a discarded trial leaves the cache as it was, so "try every
+  HyperNode, keep the best that fits" is the same as "try them best-first, stop at the
+  first that fits" — which is what runs here. A trial places the job's pending tasks on the
+  HyperNode's nodes in a Statement; it is committed only when the gang is ready, else
+  discarded. Nothing fits in any gradient → the job waits, with the per-tier message.
 - **Other jobs**: one trial over every node; commit when the gang is ready, else discard.
 
 Inside a trial each task gets the feasible node with the highest total score (node order +
