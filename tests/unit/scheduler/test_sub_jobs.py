@@ -164,14 +164,17 @@ def _two_spines(busy_node: str | None = None) -> list[dict[str, Any]]:
 def test_domain_signature_equal_for_identical_spines_and_differs_with_usage() -> None:
     ssn = session(_two_spines())
     hns = ssn.hypernodes
-    assert domain_signature(ssn, hns["spine-1"]) == domain_signature(ssn, hns["spine-2"])
+    assert domain_signature(ssn, hns["spine-1"], set()) == domain_signature(
+        ssn, hns["spine-2"], set()
+    )
+    assert domain_signature(ssn, hns["spine-1"], {"node-2"}) is None
     busy = session(_two_spines("node-6"))
-    assert domain_signature(busy, busy.hypernodes["spine-1"]) != domain_signature(
-        busy, busy.hypernodes["spine-2"]
+    assert domain_signature(busy, busy.hypernodes["spine-1"], set()) != domain_signature(
+        busy, busy.hypernodes["spine-2"], set()
     )
 
 
-def test_label_blind_only_without_node_selection_or_placed_tasks() -> None:
+def test_label_blind_only_without_node_selection_or_partly_placed_sub_jobs() -> None:
     job = session(_two_spines()).jobs["default/job"]
     assert label_blind(job)
     objects = _two_spines()

@@ -10,7 +10,8 @@
   score (binpack of the SubJob's request, task-count tie break) where its next
   ``subGroupSize`` tasks fit — a SubJob not yet ready only when they all do. A SubJob with
   pending tasks left goes back in the queue; the trial stops as soon as the job is ready
-  (``minMember``, ``minTaskMember``, every policy's ``minSubGroups``). The trial's score is
+  (``minMember``, ``minTaskMember``, every policy's ``minSubGroups``) — unless it was ready
+  already (a later round), then it places every SubJob it can. The trial's score is
   the sum of the placed SubJobs' HyperNode scores.
 - **Choice.** Every domain of a gradient is tried (a domain identical to one tried before
   is skipped: same trial, same sum, and the earlier name wins the tie —
@@ -28,7 +29,11 @@ from collections import Counter
 from collections.abc import Hashable
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, NetworkTopologyMode
-from volcano_py.scheduler.actions.domain_signature import domain_signature, label_blind
+from volcano_py.scheduler.actions.domain_signature import (
+    domain_signature,
+    job_nodes,
+    label_blind,
+)
 from volcano_py.scheduler.actions.fit_errors import nodes_message, tiers_message
 from volcano_py.scheduler.actions.placement import gang_prefix, place_tasks, reach_reports
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
@@ -75,18 +80,21 @@ def ordered_sub_jobs(job: JobInfo) -> list[SubJobInfo]:
 def _allocate_round(ssn: Session, job: JobInfo) -> bool:
     failure = ""
     blind = label_blind(job)
+    placed = job_nodes(job) if blind else set()
     for gradient in ssn.hypernode_gradient_for_job(job, ssn.tree.top):
         best: tuple[float, HyperNodeInfo] | None = None
         seen: set[Hashable] = set()
+        order = ordered_sub_jobs(job)
+        shapes = {sj.uid: _fresh_shape(sj) for sj in order}
         for domain in sorted(gradient, key=lambda hn: hn.name):
             if blind and len(gradient) > 1:
-                signature = domain_signature(ssn, domain)
-                if signature in seen:
+                signature = domain_signature(ssn, domain, placed)
+                if signature is not None and signature in seen:
                     continue  # a copy of a domain tried before: same sum, the earlier name wins
                 seen.add(signature)
             stmt = ssn.statement()
             saved = _save(job)
-            score, failed = trial(ssn, stmt, job, domain, explain=not failure)
+            score, failed = trial(ssn, stmt, job, domain, order, shapes, explain=not failure)
             ready = len(stmt) > 0 and ssn.job_ready(job)
             stmt.discard()
             _restore(job, saved)
@@ -96,7 +104,7 @@ def _allocate_round(ssn: Session, job: JobInfo) -> bool:
                 failure = failed
         if best is not None:
             stmt = ssn.statement()
-            trial(ssn, stmt, job, best[1])
+            trial(ssn, stmt, job, best[1], order, shapes)
             stmt.commit()
             job.allocated_hypernode = ssn.placed_lca(job)
             log.info(
@@ -112,30 +120,64 @@ def _allocate_round(ssn: Session, job: JobInfo) -> bool:
 
 
 def trial(
-    ssn: Session, stmt: Statement, job: JobInfo, domain: HyperNodeInfo, explain: bool = False
+    ssn: Session,
+    stmt: Statement,
+    job: JobInfo,
+    domain: HyperNodeInfo,
+    order: list[SubJobInfo],
+    shapes: dict[str, Hashable | None],
+    explain: bool = False,
 ) -> tuple[float, str]:
-    """Place SubJobs inside ``domain``: (sum of their scores, why the first failure failed).
+    """Place SubJobs (in ``order``) inside ``domain``: (sum of their scores, why the first failed).
 
     The reason (only with ``explain``) is worked out when the SubJob fails, against the
-    trial's state (the SubJobs placed before it hold their resources).
+    trial's state (the SubJobs placed before it hold their resources). A fresh SubJob (none of
+    its pods placed) shaped like one that already failed in this trial is not tried: room only
+    shrinks as the trial goes on, so it would fail the same way. ``shapes``: each SubJob's
+    shape at the start of the round (``_fresh_shape``).
     """
-    queue = ordered_sub_jobs(job)
+    queue = list(order)
     total = 0.0
     failed = ""
+    failed_shapes: set[Hashable] = set()
+    touched: set[str] = set()
+    # a job not ready yet stops as soon as it is (Volcano); one already ready (minMember
+    # below its size, a later round) places every SubJob it can in this trial instead of
+    # one per round, which would cost a domain search per SubJob
+    stop_when_ready = not ssn.job_ready(job)
     while queue:
         sub_job = queue.pop(0)
+        shape = None if sub_job.uid in touched else shapes.get(sub_job.uid)
+        if shape is not None and shape in failed_shapes:
+            continue
         reasons: Counter[str] = Counter()
         score = place_sub_job(ssn, stmt, job, sub_job, domain, reasons)
         if score is None:
             if explain and not failed:
                 failed = sub_job_failure(ssn, sub_job, domain, reasons)
+            if shape is not None:
+                failed_shapes.add(shape)
             continue
         total += score
-        if ssn.job_ready(job):
+        touched.add(sub_job.uid)
+        if stop_when_ready and ssn.job_ready(job):
             break
         if sub_job.pending_tasks():
             queue.append(sub_job)
     return total, failed
+
+
+def _fresh_shape(sub_job: SubJobInfo) -> Hashable | None:
+    """What a SubJob with nothing placed is made of (None once any of its pods is placed)."""
+    if sub_job.allocated_hypernode or sub_job.ready_task_num():
+        return None
+    return (
+        sub_job.policy,
+        sub_job.min_available,
+        sub_job.mode,
+        sub_job.highest_tier,
+        tuple(sorted(t.template for t in sub_job.tasks.values())),
+    )
 
 
 def place_sub_job(

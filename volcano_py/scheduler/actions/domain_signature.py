@@ -15,8 +15,9 @@ way and score the same, so only the first by name can win and the others need no
 Every choice inside a trial depends only on these states and on name order, which the
 positions preserve. Node names and labels are left out, so the shortcut applies only when
 the job's pending pods cannot tell nodes apart by them (``label_blind``: no ``nodeName``,
-``nodeSelector`` or ``affinity``) and nothing of the job is placed yet (a placed task pins
-the search to its own subtree).
+``nodeSelector`` or ``affinity``) and every SubJob with pending pods has none placed (its
+scores would depend on where those run). A domain holding placed pods of the job is always
+tried (``job_nodes``): the task-count scores see them.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from collections.abc import Hashable
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.task_info import OCCUPYING
 from volcano_py.scheduler.framework.session import Session
 
 
 def label_blind(job: JobInfo) -> bool:
-    """The job has nothing placed and its pending pods do not select nodes by name or label."""
-    if job.allocated_hypernode or any(sj.allocated_hypernode for sj in job.sub_jobs.values()):
-        return False
+    """No SubJob with pending pods has any placed; no pending pod selects nodes by name/label."""
+    for sub_job in job.sub_jobs.values():
+        if sub_job.allocated_hypernode and sub_job.pending_tasks():
+            return False
     for task in job.pending_tasks():
         spec = task.pod.get("spec") or {}
         if spec.get("nodeName") or spec.get("nodeSelector") or spec.get("affinity"):
@@ -40,8 +43,13 @@ def label_blind(job: JobInfo) -> bool:
     return True
 
 
-def domain_signature(ssn: Session, domain: HyperNodeInfo) -> Hashable:
-    """See the module docstring."""
+def job_nodes(job: JobInfo) -> set[str]:
+    """Nodes running or holding a placed pod of the job."""
+    return {t.node_name for t in job.tasks.values() if t.node_name and t.status in OCCUPYING}
+
+
+def domain_signature(ssn: Session, domain: HyperNodeInfo, avoid: set[str]) -> Hashable | None:
+    """See the module docstring; None when the domain holds one of the ``avoid`` nodes."""
     hypernodes = ssn.hypernodes
     members = [domain.name]
     i = 0
@@ -52,12 +60,15 @@ def domain_signature(ssn: Session, domain: HyperNodeInfo) -> Hashable:
     position = {name: i for i, name in enumerate(members)}
     shape = tuple((hypernodes[n].tier, position.get(hypernodes[n].parent, -1)) for n in members)
     chains = ssn.tree.node_chain
+    members_nodes = ssn.nodes_in(domain.name)
+    if avoid and any(node.name in avoid for node in members_nodes):
+        return None
     nodes = tuple(
         (
             _node_state(node),
             tuple(position[h] for h in chains.get(node.name, ()) if h in position),
         )
-        for node in ssn.nodes_in(domain.name)
+        for node in members_nodes
     )
     return shape, nodes
 

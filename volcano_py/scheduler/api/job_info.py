@@ -175,7 +175,9 @@ class JobInfo:
             return False
         if self.min_task_member and self.task_roles_short():
             return False
-        return not self.policies or not self.sub_groups_short(ready=True)
+        if not any(policy.min_sub_groups for policy in self.policies):
+            return True
+        return not self.sub_groups_short(ready=True)
 
     def task_roles_short(self) -> dict[str, tuple[int, int]]:
         """``minTaskMember`` roles below their count: role -> (ready, wanted).
