@@ -27,11 +27,11 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.framework.session import Session, Snapshot
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
+from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 
 JSON = dict[str, Any]
 KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod")
 MAX_CYCLES = 100
-DEFAULT_SUB_JOB_KEY = "<default>"
 
 
 class SnapshotError(ValueError):
