@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from tests.unit.scheduler.helpers import gpu_cluster, session
-from tests.unit.scheduler.objects import pod, podgroup
+from tests.unit.scheduler.objects import hypernode, node, pod, podgroup
 from volcano_py.scheduler.actions.allocate_sub_jobs import ordered_sub_jobs
 from volcano_py.scheduler.actions.domain_signature import domain_signature, label_blind
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, sub_job_id
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.plugins.gang import job_valid
+from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 
 PART = "volcano.sh/partition-id"
 TP = {
@@ -192,3 +193,55 @@ def test_sub_job_order_puts_required_groups_first_then_partition_index() -> None
     job.add_task(TaskInfo(pod("p", "job", {"cpu": 1}, labels={"ps": "7"}, priority=5)))
     # tp/0 is required (minSubGroups 1), then priority (ps/7), then partition index
     assert [sj.uid for sj in ordered_sub_jobs(job)] == ["tp/0", "ps/7", "tp/1", "tp/2"]
+
+
+def _nta(ssn: Any) -> NetworkTopologyAwarePlugin:
+    return next(p for p in ssn.plugins if isinstance(p, NetworkTopologyAwarePlugin))
+
+
+def test_hypernode_order_for_a_sub_job_binpacks_its_own_request() -> None:
+    # Volcano's TestHyperNodeOrderFn "score hypernodes for a subjob with default plugin
+    # arguments": a SubJob of two 4-cpu/4G pods over racks of different sizes.
+    shapes = {"s3": ("2", "4G"), "s4": ("4", "4G"), "s5": ("2", "8G"), "s6": ("4", "8G")}
+    objects: list[dict[str, Any]] = []
+    for rack, (cpu, mem) in shapes.items():
+        objects += [node(f"{rack}-n{i}", {"cpu": cpu, "memory": mem}) for i in (1, 2)]
+        objects.append(hypernode(rack, 1, nodes=[f"{rack}-n1", f"{rack}-n2"]))
+    objects.append(hypernode("s1", 2, children=["s3", "s4"]))
+    objects.append(hypernode("s2", 2, children=["s5", "s6"]))
+    objects.append(hypernode("s0", 3, children=["s1", "s2"]))
+    policy = {"name": "task1", "matchLabelKeys": ["volcano.sh/task-spec"]}
+    objects.append(podgroup("pg1", 2, mode="hard", highest_tier=2, sub_group_policy=[policy]))
+    for name in ("p1", "p2"):
+        labels = {"volcano.sh/task-spec": "worker"}
+        objects.append(pod(name, "pg1", {"cpu": 4, "memory": "4G"}, labels=labels))
+    ssn = session(objects)
+    job = ssn.jobs["default/pg1"]
+    names = [*ssn.hypernodes]
+    scores = ssn.hypernode_order_map(
+        job, {n: ssn.nodes_in(n) for n in names}, job.sub_jobs["task1/worker"]
+    )
+    expected = {"s0": 25.0, "s1": 58.3, "s2": 45.8, "s3": 0.0, "s4": 100.0, "s5": 0.0}
+    expected |= {"s6": 75.0, "<cluster-top-hypernode>": 25.0}
+    assert {n: round(s, 1) for n, s in scores.items()} == expected
+
+
+def test_node_scores_of_a_sub_job_task_follow_the_sub_jobs_allocated_hypernode() -> None:
+    objects = gpu_cluster()
+    rack = {**TP, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}
+    objects.append(podgroup("job", 4, mode="hard", highest_tier=2, sub_group_policy=[rack]))
+    placed = _worker("w0", "0")
+    placed["spec"]["nodeName"] = "node-3"
+    placed["status"]["phase"] = "Running"
+    objects += [placed, _worker("w1", "0"), _worker("w2", "1"), _worker("w3", "1")]
+    ssn = session(objects)
+    plugin = _nta(ssn)
+    nodes = ssn.node_list()
+    partner = plugin.batch_node_order_fn(ssn.jobs["default/job"].tasks["default/w1"], nodes)
+    # its SubJob sits in tor-2: 1 there plus the tie break (1 of the SubJob's 2 tasks is
+    # there: +0.5), the LCA tier's score elsewhere in spine-1, 0 beyond
+    assert partner["node-3"] == partner["node-4"] == 150.0
+    assert partner["node-1"] < 100.0
+    assert partner["node-5"] == 0.0
+    fresh = plugin.batch_node_order_fn(ssn.jobs["default/job"].tasks["default/w2"], nodes)
+    assert fresh == {}  # tp/1 has nothing placed: no topology score yet
