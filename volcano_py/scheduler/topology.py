@@ -40,6 +40,9 @@ def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, Nod
     """Fill in the session-level topology facts of ``job`` (see the module docstring)."""
     job.topology_error = ""
     if job.policies:
+        if job.mode is None and not tree.ready and any(sj.mode for sj in job.sub_jobs.values()):
+            job.topology_error = "HyperNode tree is not ready: " + "; ".join(tree.errors)
+            return
         _resolve_sub_jobs(job, tree, nodes)
     if job.mode is None or job.topology_error:
         return
