@@ -4,7 +4,13 @@
   each, minResources 1,000 GPUs): decision time of one cycle (snapshot, session, enqueue,
   allocate). Goal <= 1 s (Volcano needed ~5.5 minutes at this scale before its fix).
   Baseline in the same run: the gradient without the resource pre-filter (every HyperNode up
-  to the allowed tier is a candidate and must be tried).
+  to the allowed tier is a candidate and must be tried). **P1 without minResources**: the
+  same gang with no ``minResources`` (as Kubeflow, KubeRay or Spark make them): the pre-filter
+  derives the need from the pods' requests; goal <= 1 s and its ratio to P1 close to 1.
+- **P1-SubJob**: P1's cluster, one hard gang of 1,024 pods in 128 partitions of 8 (each
+  hard within tier 1, i.e. one 8-GPU node; the job within the lowest tier that holds it,
+  tier 5), no minResources. Goal <= 1 s; printed with its ratio to P1. Baseline: every
+  candidate domain tried, identical ones included (no ``domain_signature`` shortcut).
 - **P2**: 2,000 nodes, 3 tiers, 100 hard gangs x 64 pods: placements per second over one
   cycle. Goal >= 5,000/s. Baseline: Volcano's literal "try every HyperNode of the gradient,
   then keep the best" instead of best-first.
@@ -28,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.kube.runtime import tune_gc
-from volcano_py.scheduler.actions.allocate import AllocateAction, place_tasks
+from volcano_py.scheduler.actions import allocate_sub_jobs
+from volcano_py.scheduler.actions.allocate import AllocateAction
+from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF
@@ -83,17 +91,42 @@ def synthetic_cluster(nodes: int, fanouts: list[int], gpus: int = 8) -> list[JSO
     return objects
 
 
-def gang(name: str, size: int, tier: int, created: str = "2026-01-01T00:00:00Z") -> list[JSON]:
-    """A hard-mode PodGroup and its pods (1 GPU, 1 cpu each)."""
+PARTITION_LABEL = "volcano.sh/partition-id"
+
+
+def gang(
+    name: str,
+    size: int,
+    tier: int,
+    created: str = "2026-01-01T00:00:00Z",
+    min_resources: bool = True,
+    partition: tuple[int, int] | None = None,
+) -> list[JSON]:
+    """A hard-mode PodGroup and its pods (1 GPU, 1 cpu each); ``minResources`` optional.
+
+    ``partition=(size, tier)``: one ``subGroupPolicy`` of that size, hard within that tier,
+    and each pod labelled with its partition (index // size).
+    """
+    spec: JSON = {
+        "minMember": size,
+        "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
+    }
+    if min_resources:
+        spec["minResources"] = {GPU: str(size), "cpu": str(size)}
+    if partition is not None:
+        spec["subGroupPolicy"] = [
+            {
+                "name": "tp",
+                "subGroupSize": partition[0],
+                "matchLabelKeys": [PARTITION_LABEL],
+                "networkTopology": {"mode": "hard", "highestTierAllowed": partition[1]},
+            }
+        ]
     objects: list[JSON] = [
         {
             "kind": "PodGroup",
             "metadata": {"name": name, "namespace": "bench", "creationTimestamp": created},
-            "spec": {
-                "minMember": size,
-                "minResources": {GPU: str(size), "cpu": str(size)},
-                "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
-            },
+            "spec": spec,
         }
     ]
     for i in range(size):
@@ -104,6 +137,7 @@ def gang(name: str, size: int, tier: int, created: str = "2026-01-01T00:00:00Z")
                     "name": f"{name}-{i}",
                     "namespace": "bench",
                     "annotations": {"scheduling.k8s.io/group-name": name},
+                    "labels": {PARTITION_LABEL: str(i // partition[0])} if partition else {},
                 },
                 "spec": {
                     "schedulerName": "volcano",
@@ -182,9 +216,23 @@ def registries(
 
 
 def decide(
-    objects: list[JSON], no_prefilter: bool = False, try_every: bool = False
+    objects: list[JSON],
+    no_prefilter: bool = False,
+    try_every: bool = False,
+    every_domain: bool = False,
 ) -> tuple[float, int]:
-    """One cycle's decision time (no binding) and how many tasks were placed."""
+    """One cycle's decision time (no binding) and how many tasks were placed.
+
+    ``every_domain``: partitioned gangs try identical candidate domains too (the shortcut in
+    ``allocate_sub_jobs`` is switched off for this call).
+    """
+    if every_domain:
+        original = allocate_sub_jobs.label_blind
+        allocate_sub_jobs.label_blind = lambda job: False  # type: ignore[assignment]
+        try:
+            return decide(objects, no_prefilter, try_every)
+        finally:
+            allocate_sub_jobs.label_blind = original
     plugins, actions = registries(no_prefilter, try_every)
     sim = Simulator(objects, load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions))
     sim.plugins, sim.actions = plugins, actions
@@ -197,11 +245,29 @@ def decide(
     return time.perf_counter() - started, len(ssn.binds)
 
 
-def p1_objects(scale: float = 1.0) -> tuple[list[JSON], int]:
+def p1_objects(scale: float = 1.0, min_resources: bool = True) -> tuple[list[JSON], int]:
     nodes = int(6000 * scale)
     objects = synthetic_cluster(nodes, [1, 3, 3, 4, 4])
-    objects += gang("train", int(1000 * scale), 5)
+    objects += gang("train", int(1000 * scale), 5, min_resources=min_resources)
     return objects, sum(1 for o in objects if o["kind"] == "HyperNode")
+
+
+def p1_subjob_objects(scale: float = 1.0) -> tuple[list[JSON], int]:
+    """P1's cluster, one gang of 1,024 pods in 128 partitions of 8 (each within tier 1).
+
+    The job's tier is the lowest whose HyperNodes hold it: tier 5 at full scale (a tier-3
+    HyperNode has 9 nodes = 72 GPUs here, too small for 1,024 pods).
+    """
+    nodes = int(6000 * scale)
+    pods = int(1024 * scale) // 8 * 8
+    objects = synthetic_cluster(nodes, [1, 3, 3, 4, 4])
+    size, tier = 1, 0
+    for fan in [1, 3, 3, 4, 4]:
+        size, tier = size * fan, tier + 1
+        if size * 8 >= pods:
+            break
+    objects += gang("parts", pods, tier, min_resources=False, partition=(8, 1))
+    return objects, tier
 
 
 def main() -> None:
@@ -211,11 +277,32 @@ def main() -> None:
     seconds, placed = decide(objects)
     print(f"P1 {nodes} nodes, {hypernodes} HyperNodes, 5 tiers, hard gang of {placed} pods:")
     print(f"   decision {seconds:.3f} s (goal <= 1 s)")
+    bare, _ = p1_objects(SCALE, min_resources=False)
+    bare_seconds, bare_placed = decide(bare)
+    print(
+        f"   without minResources (need from the pods' requests): {bare_seconds:.3f} s "
+        f"({bare_placed} placed, goal <= 1 s)  ratio to with-minResources "
+        f"{bare_seconds / seconds:.2f}x"
+    )
     if BASELINE:
         base, base_placed = decide(objects, no_prefilter=True)
         print(
             f"   baseline without the resource pre-filter: {base:.3f} s ({base_placed} placed)"
             f"  ratio {base / seconds:.1f}x"
+        )
+
+    sub, tier = p1_subjob_objects(SCALE)
+    sub_seconds, sub_placed = decide(sub)
+    print(
+        f"P1-SubJob {sub_placed} pods placed in partitions of 8 (each within tier 1, the job "
+        f"within tier {tier}): decision {sub_seconds:.3f} s (goal <= 1 s)  ratio to P1 "
+        f"{sub_seconds / seconds:.2f}x"
+    )
+    if BASELINE:
+        every, every_placed = decide(sub, every_domain=True)
+        print(
+            f"   baseline trying every candidate domain, identical ones too: {every:.3f} s "
+            f"({every_placed} placed)  ratio {every / sub_seconds:.1f}x"
         )
 
     p2 = synthetic_cluster(int(2000 * SCALE), [8, 5])

@@ -10,6 +10,12 @@ writes ``status``.
 names the field that is wrong, and is lenient where the API server is (an unknown
 ``status.phase`` is kept as written). Field names are Volcano's ``PodGroupSpec`` and
 ``PodGroupStatus`` JSON names.
+
+``spec.subGroupPolicy[]`` partitions the gang (``SubGroupPolicy``): pods matching a policy's
+``labelSelector`` are grouped by the values of its ``matchLabelKeys`` into SubJobs of
+``subGroupSize`` pods, each placed within its own ``networkTopology``; ``minSubGroups`` of them
+must be ready for the job to be. The defaults are the CRD's (``subGroupSize`` 1,
+``minSubGroups`` 0, ``mode`` hard).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from volcano_py.api.meta import (
     read_str,
 )
 from volcano_py.api.quantity import Quantity, parse_resource_list
+from volcano_py.api.selectors import LabelSelector
 
 _PHASES = {phase.value: phase for phase in PodGroupPhase}
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})
@@ -82,6 +89,97 @@ class NetworkTopology:
         return out
 
 
+MAX_POLICY_NAME_LENGTH = 253
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupPolicy:
+    """One ``spec.subGroupPolicy[]`` entry: how a slice of the gang is partitioned."""
+
+    name: str = ""
+    sub_group_size: int = 1
+    min_sub_groups: int = 0
+    label_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    network_topology: NetworkTopology | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any, field: str) -> SubGroupPolicy:
+        """Read one entry with the CRD's defaults and bounds.
+
+        Raises:
+            FieldError: naming the entry's field that is wrong.
+        """
+        data = read_object(data, field)
+        name = read_str(data, "name", field)
+        if len(name) > MAX_POLICY_NAME_LENGTH:
+            raise FieldError(
+                child(field, "name"), f"must be at most {MAX_POLICY_NAME_LENGTH} characters"
+            )
+        size = read_int(data.get("subGroupSize"), child(field, "subGroupSize"))
+        if size is not None and size < 1:
+            raise FieldError(child(field, "subGroupSize"), f"must be at least 1, got {size}")
+        minimum = read_int(data.get("minSubGroups"), child(field, "minSubGroups"))
+        if minimum is not None and minimum < 0:
+            raise FieldError(child(field, "minSubGroups"), f"must not be negative, got {minimum}")
+        keys_field = child(field, "matchLabelKeys")
+        keys = read_list(data.get("matchLabelKeys"), keys_field)
+        for i, item in enumerate(keys):
+            if not isinstance(item, str) or not item:
+                raise FieldError(index(keys_field, i), "must be a non-empty string")
+        selector = data.get("labelSelector")
+        topology = data.get("networkTopology")
+        return cls(
+            name=name,
+            sub_group_size=1 if size is None else size,
+            min_sub_groups=minimum or 0,
+            label_selector=None
+            if selector is None
+            else LabelSelector.from_dict(selector, child(field, "labelSelector")),
+            match_label_keys=tuple(keys),
+            network_topology=None
+            if topology is None
+            else NetworkTopology.from_dict(topology, child(field, "networkTopology")),
+        )
+
+    def match_values(self, labels: Mapping[str, str]) -> tuple[str, ...] | None:
+        """The pod's values of ``matchLabelKeys`` when this policy takes the pod, else None.
+
+        As Volcano: the selector (when set) must match, every key must carry a non-empty
+        value, and a policy without ``matchLabelKeys`` takes no pod (they stay in the job's
+        default SubJob).
+        """
+        if self.label_selector is not None and not self.label_selector.matches(labels):
+            return None
+        values = []
+        for name in self.match_label_keys:
+            value = labels.get(name)
+            if not value:
+                return None
+            values.append(value)
+        return tuple(values) or None
+
+
+def read_sub_group_policies(data: Any, field: str) -> tuple[SubGroupPolicy, ...]:
+    """``spec.subGroupPolicy``: every entry read, names unique.
+
+    Raises:
+        FieldError: naming the entry (``spec.subGroupPolicy[2].subGroupSize``) that is wrong.
+    """
+    policies = tuple(
+        SubGroupPolicy.from_dict(item, index(field, i))
+        for i, item in enumerate(read_list(data, field))
+    )
+    seen: set[str] = set()
+    for i, policy in enumerate(policies):
+        if policy.name in seen:
+            raise FieldError(
+                child(index(field, i), "name"), f"duplicate policy name {policy.name!r}"
+            )
+        seen.add(policy.name)
+    return policies
+
+
 @dataclass(frozen=True, slots=True)
 class PodGroup:
     """The fields of a PodGroup the controllers and the scheduler read."""
@@ -97,6 +195,7 @@ class PodGroup:
     queue: str
     priority_class_name: str
     network_topology: NetworkTopology | None
+    sub_group_policy: tuple[SubGroupPolicy, ...]
     # A PodGroupPhase when recognised, the raw string otherwise, "" when unset.
     phase: PodGroupPhase | str
     conditions: tuple[Condition, ...]
@@ -127,7 +226,7 @@ class PodGroup:
             resource_version=read_str(meta, "resourceVersion", "metadata"),
             creation_timestamp=read_str(meta, "creationTimestamp", "metadata"),
             min_member=read_int(spec.get("minMember"), "spec.minMember") or 0,
-            min_task_member=_min_task_member(spec.get("minTaskMember")),
+            min_task_member=read_min_task_member(spec.get("minTaskMember")),
             min_resources=read_only(
                 parse_resource_list(spec.get("minResources"), "spec.minResources")
             ),
@@ -136,6 +235,9 @@ class PodGroup:
             network_topology=None
             if topology is None
             else NetworkTopology.from_dict(topology, "spec.networkTopology"),
+            sub_group_policy=read_sub_group_policies(
+                spec.get("subGroupPolicy"), "spec.subGroupPolicy"
+            ),
             phase=_PHASES.get(phase, phase),
             conditions=tuple(
                 cast(Condition, read_object(item, index("status.conditions", i)))
@@ -173,12 +275,19 @@ class PodGroup:
         )
 
 
-def _min_task_member(data: Any) -> Mapping[str, int]:
+def read_min_task_member(data: Any) -> Mapping[str, int]:
+    """``spec.minTaskMember``: task name -> count (Volcano's ``TaskMinAvailable``).
+
+    Raises:
+        FieldError: ``spec.minTaskMember[<task>]`` when a count is not a non-negative integer.
+    """
     if data is None:
         return _NO_COUNTS
     data = read_object(data, "spec.minTaskMember")
     counts: dict[str, int] = {}
     for task, value in data.items():
         count = read_int(value, key("spec.minTaskMember", str(task)))
+        if count is not None and count < 0:
+            raise FieldError(key("spec.minTaskMember", str(task)), "must not be negative")
         counts[str(task)] = 0 if count is None else count
     return MappingProxyType(counts)

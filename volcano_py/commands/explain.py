@@ -27,6 +27,7 @@ import orjson
 
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.sub_job_report import sub_job_lines, sub_job_report
 
 JSON = dict[str, Any]
 
@@ -104,6 +105,7 @@ def explain(ssn: Session, job_key: str) -> JSON:
         "allocatedHyperNode": job.allocated_hypernode,
         "gradients": gradients,
         "hyperNodeScores": dict(sorted(scores.items())),
+        "subJobs": sub_job_report(ssn, job),
         "tasks": tasks,
     }
 
@@ -126,6 +128,7 @@ def text(report: JSON) -> str:
         )
         shown = ", ".join(f"{n} ({report['hyperNodeScores'].get(n, 0.0):.1f})" for n in ranked)
         lines.append(f"gradient tier {gradient['tier']}: {shown}")
+    lines += sub_job_lines(report.get("subJobs") or {})
     for task, entry in report["tasks"].items():
         lines.append(f"task {task}:")
         ranked = sorted(

@@ -3,7 +3,9 @@
 ``load_objects`` reads Nodes, HyperNodes, PodGroups and Pods from YAML or JSON: one object, a
 ``List``, or a multi-document stream. ``Simulator`` feeds them to a ``SchedulerCache`` (pods
 with ``spec.nodeName`` are already bound and use their node) and runs the real cycle — same
-session, actions and plugins — with a ``MemoryWriter`` until a cycle changes nothing.
+session, actions and plugins — with a ``MemoryWriter`` until a cycle changes nothing. A
+partitioned PodGroup's result also lists its SubJobs (``subJobs``: pods and the HyperNode
+holding them).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import orjson
 import yaml
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.task_info import OCCUPYING
 from volcano_py.scheduler.binder import MemoryWriter
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import load_conf
-from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.session import Session, Snapshot
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
+from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 
 JSON = dict[str, Any]
 KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod")
@@ -106,6 +111,27 @@ class SimulationResult:
         return {"bindings": dict(sorted(self.bindings.items())), "podGroups": self.podgroups}
 
 
+def sub_jobs_view(job: JobInfo, snapshot: Snapshot) -> JSON:
+    """``{"<policy>/<values>": {"allocatedHyperNode", "pods"}}`` (``<default>`` for the rest).
+
+    The allocated HyperNode is the lowest HyperNode holding the SubJob's placed pods.
+    """
+    tree = snapshot.tree
+    view: JSON = {}
+    for uid in sorted(job.sub_jobs):
+        sub_job = job.sub_jobs[uid]
+        lca = ""
+        for task in sub_job.tasks.values():
+            if task.node_name and task.status in OCCUPYING:
+                leaf = tree.leaf_of(task.node_name)
+                lca = tree.lca(lca, leaf) if lca else leaf
+        view[uid or DEFAULT_SUB_JOB_KEY] = {
+            "allocatedHyperNode": lca,
+            "pods": sorted(t.name for t in sub_job.tasks.values()),
+        }
+    return view
+
+
 def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
     """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, pods."""
     by_kind: dict[str, list[JSON]] = {kind: [] for kind in KINDS}
@@ -165,6 +191,8 @@ class Simulator:
                     for c in status.get("conditions") or ()
                 ],
             }
+            if snapshot.jobs[key].policies:
+                result.podgroups[key]["subJobs"] = sub_jobs_view(snapshot.jobs[key], snapshot)
         return result
 
     def open_session(self) -> Session:

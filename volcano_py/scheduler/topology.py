@@ -5,9 +5,9 @@
   saying so; a soft-mode job (best effort anyway) keeps going and the name is logged.
 - A hard-mode job with neither ``highestTierAllowed`` nor a name may span up to the virtual
   top tier (the whole cluster), still placed through the HyperNode path.
-- Soft mode: the job goes through the HyperNode path with the virtual top as its only
-  candidate (the gradient function returns ``[[cluster-top]]``), so the LCA node scores pull
-  its tasks together without ever refusing a placement.
+- Soft mode (Volcano HEAD, PR #5206): the job is searched like a hard one bounded by the
+  virtual top tier (the plugin's ``job_tier``), from tier 1 upward, never refused while the
+  cluster holds it; its own tier fields are not used.
 - Broken HyperNodes (cycle, two parents, a node claimed by two leaves) are quarantined by the
   tree (``HyperNodeTree.quarantined``) and everything else keeps scheduling. A job whose
   AllocatedHyperNode is quarantined, or whose placed tasks run under one, needed it: it waits
@@ -17,6 +17,10 @@
   from the placed tasks when missing: the lowest-tier HyperNode containing all of them. A
   hard job whose placed tasks span more than its highest allowed tier (bound while their node
   had no leaf, say) waits with a condition saying so instead of adopting that domain.
+- SubJobs: each SubJob's AllocatedHyperNode is recovered every session from where its placed
+  tasks run (never persisted), so after a restart a replacement pod rejoins its partition's
+  HyperNode; a SubJob's ``highestTierName`` is translated like the job's, and an unknown name
+  in hard mode makes the job wait with a condition naming the SubJob's policy.
 """
 
 from __future__ import annotations
@@ -35,7 +39,12 @@ log = logging.getLogger(__name__)
 def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, NodeInfo]) -> None:
     """Fill in the session-level topology facts of ``job`` (see the module docstring)."""
     job.topology_error = ""
-    if job.mode is None:
+    if job.policies:
+        if job.mode is None and not tree.ready and any(sj.mode for sj in job.sub_jobs.values()):
+            job.topology_error = "HyperNode tree is not ready: " + "; ".join(tree.errors)
+            return
+        _resolve_sub_jobs(job, tree, nodes)
+    if job.mode is None or job.topology_error:
         return
     if not tree.ready:
         job.topology_error = "HyperNode tree is not ready: " + "; ".join(tree.errors)
@@ -123,3 +132,23 @@ def _check_allocated_hypernode(
     log.info(
         "job %s: recovered AllocatedHyperNode %s from %d placed tasks", job.uid, lca, len(placed)
     )
+
+
+def _resolve_sub_jobs(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, NodeInfo]) -> None:
+    for sub_job in job.sub_jobs.values():
+        lca = ""
+        for task in sub_job.tasks.values():
+            if task.status in OCCUPYING and task.node_name in nodes:
+                leaf = tree.leaf_of(task.node_name)
+                lca = tree.lca(lca, leaf) if lca else leaf
+        sub_job.allocated_hypernode = lca
+        if sub_job.highest_tier_name and sub_job.highest_tier is None:
+            tier = tree.tier_names.get(sub_job.highest_tier_name)
+            if tier is not None:
+                sub_job.highest_tier = tier
+            elif sub_job.mode == NetworkTopologyMode.HARD and tree.ready:
+                known = ", ".join(sorted(tree.tier_names)) or "none"
+                job.topology_error = (
+                    f"subGroupPolicy {sub_job.policy!r}: networkTopology.highestTierName "
+                    f"{sub_job.highest_tier_name!r} matches no HyperNode tierName (known: {known})"
+                )

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import create_node, hypernode_body
+from tests.builders import create_node, hypernode_body, pod_body
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -30,6 +30,7 @@ from volcano_py.scheduler.scheduler import Scheduler
 __all__ = [
     "client",
     "control_plane",
+    "gang_pod",
     "namespace",
     "run_scheduler",
     "topology",
@@ -88,6 +89,28 @@ class Topology:
         for name in self.nodes:
             with contextlib.suppress(NotFound):
                 self.client.delete(R.NODES, name)
+
+
+def gang_pod(
+    client: KubeClient,
+    ns: str,
+    topo: Topology,
+    name: str,
+    group: str,
+    labels: dict[str, str] | None = None,
+) -> str:
+    """A pod of PodGroup ``group`` asking for one of the topology's GPUs; its name."""
+    client.create(
+        R.PODS,
+        pod_body(
+            name,
+            ns,
+            requests={topo.gpu: "1", "cpu": "100m"},
+            annotations={"scheduling.k8s.io/group-name": group},
+            labels=labels,
+        ),
+    )
+    return name
 
 
 @pytest.fixture

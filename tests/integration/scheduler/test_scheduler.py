@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.builders import exact, force_delete_pod, pod_body, podgroup_body
-from tests.integration.scheduler.conftest import Topology, wait_for
+from tests.integration.scheduler.conftest import Topology, gang_pod, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.api.task_info import TaskInfo
@@ -41,20 +41,8 @@ def _gang(
     names = []
     for i in range(pods):
         names.append(f"{name}-{i}")
-        _pod(client, ns, topo, f"{name}-{i}", name)
+        gang_pod(client, ns, topo, f"{name}-{i}", name)
     return names
-
-
-def _pod(client: KubeClient, ns: str, topo: Topology, name: str, group: str) -> None:
-    client.create(
-        R.PODS,
-        pod_body(
-            name,
-            ns,
-            requests={topo.gpu: "1", "cpu": "100m"},
-            annotations={"scheduling.k8s.io/group-name": group},
-        ),
-    )
 
 
 def _placement(client: KubeClient, ns: str, names: list[str]) -> dict[str, str]:
@@ -170,7 +158,7 @@ def test_restart_keeps_allocated_hypernode_and_binds_no_pod_twice(
         force_delete_pod(client, blocker, namespace)
     more = [f"elastic-{i}" for i in range(2, 4)]
     for name in more:
-        _pod(client, namespace, topology, name, "elastic")
+        gang_pod(client, namespace, topology, name, "elastic")
 
     bound_calls: list[str] = []
     stop = run_scheduler()

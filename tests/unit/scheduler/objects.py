@@ -75,9 +75,15 @@ def podgroup(
     annotations: Mapping[str, str] | None = None,
     created: str = "2026-01-01T00:00:00Z",
     queue: str = "default",
+    sub_group_policy: Sequence[JSON] = (),
+    min_task_member: Mapping[str, int] | None = None,
 ) -> JSON:
-    """A PodGroup."""
+    """A PodGroup (``sub_group_policy`` entries are written as given)."""
     spec: JSON = {"minMember": min_member, "queue": queue}
+    if sub_group_policy:
+        spec["subGroupPolicy"] = [dict(p) for p in sub_group_policy]
+    if min_task_member:
+        spec["minTaskMember"] = dict(min_task_member)
     if min_resources:
         spec["minResources"] = {k: str(v) for k, v in min_resources.items()}
     if mode is not None:
@@ -116,6 +122,7 @@ def pod(
     node_selector: Mapping[str, str] | None = None,
     tolerations: Sequence[JSON] = (),
     affinity: JSON | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> JSON:
     """A one-container Pod."""
     spec: JSON = {
@@ -141,7 +148,12 @@ def pod(
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "annotations": annotations,
+            "labels": dict(labels or {}),
+        },
         "spec": spec,
         "status": {"phase": phase},
     }
@@ -186,7 +198,9 @@ def expand(cluster: Mapping[str, Any]) -> list[JSON]:
     ``nodes``: ``{name, allocatable, labels, taints, unschedulable, ready, count}`` (with
     ``count`` the name is a prefix: ``n`` -> ``n-0 .. n-{count-1}``); ``hypernodes``:
     keyword arguments of ``hypernode``; ``queues``: of ``queue``; ``podgroups``: of
-    ``podgroup``; ``pods``: of ``pod`` plus ``count`` (name prefix); ``objects``: raw objects.
+    ``podgroup``; ``pods``: of ``pod`` plus ``count`` (name prefix) and ``partition``
+    (``{label, size}``: each pod gets ``label = index // size``, the index counted from
+    ``index_base``); ``objects``: raw objects.
     """
     objects: list[JSON] = []
     for spec in cluster.get("nodes", ()):
@@ -208,7 +222,14 @@ def expand(cluster: Mapping[str, Any]) -> list[JSON]:
         spec = dict(spec)
         count = spec.pop("count", None)
         name = spec.pop("name")
+        partition = spec.pop("partition", None)
+        base = spec.pop("index_base", 0)
+        labels = dict(spec.pop("labels", None) or {})
         names = [f"{name}-{i}" for i in range(count)] if count else [name]
-        objects += [pod(n, **spec) for n in names]
+        for i, n in enumerate(names):
+            pod_labels = dict(labels)
+            if partition:
+                pod_labels[partition["label"]] = str((base + i) // partition["size"])
+            objects.append(pod(n, **spec, labels=pod_labels))
     objects += list(cluster.get("objects", ()))
     return objects

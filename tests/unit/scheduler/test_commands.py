@@ -165,3 +165,51 @@ def test_manager_refuses_bad_scheduler_conf_with_exit_2(
     assert code == 2
     assert err.count("\n") == 1
     assert "enableJobStarving: expected a boolean" in err
+
+
+def _partitioned_cluster(tmp_path: object) -> str:
+    import pathlib
+
+    import yaml
+
+    from tests.unit.scheduler.objects import expand
+
+    here = pathlib.Path(__file__).parent / "scenarios" / "subjob_partitions_one_rack_each.yaml"
+    objects = expand(yaml.safe_load(here.read_text())["cluster"])
+    path = pathlib.Path(str(tmp_path)) / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    return str(path)
+
+
+def test_simulate_json_lists_sub_jobs(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    code, out, _ = _run(capsys, "simulate", "--cluster", _partitioned_cluster(tmp_path))
+    assert code == 0
+    sub_jobs = json.loads(out)["podGroups"]["default/job"]["subJobs"]
+    assert sub_jobs["tp/0"] == {
+        "allocatedHyperNode": "tor-1",
+        "pods": ["job-0", "job-1", "job-2", "job-3"],
+    }
+    assert {k: v["allocatedHyperNode"] for k, v in sub_jobs.items()} == {
+        "tp/0": "tor-1",
+        "tp/1": "tor-1",
+        "tp/2": "tor-2",
+        "tp/3": "tor-2",
+    }
+
+
+def test_explain_shows_sub_jobs(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    cluster = _partitioned_cluster(tmp_path)
+    code, out, _ = _run(capsys, "explain", "--cluster", cluster, "--job", "default/job")
+    assert code == 0
+    report = json.loads(out)["subJobs"]
+    assert report["domain"] == "spine-1"
+    assert list(report["subJobs"]) == ["tp/0", "tp/1", "tp/2", "tp/3"]
+    tp0 = report["subJobs"]["tp/0"]
+    assert tp0["pods"] == ["job-0", "job-1", "job-2", "job-3"]
+    assert tp0["gradients"] == [{"tier": 1, "hyperNodes": ["tor-1", "tor-2"]}]
+    assert set(tp0["hyperNodeScores"]) == {"tor-1", "tor-2"}
+    code, out, _ = _run(
+        capsys, "explain", "--cluster", cluster, "--job", "default/job", "-o", "text"
+    )
+    assert "SubJobs (gradients inside domain spine-1):" in out
+    assert "  tp/0: 4 pods (needs 4), allocatedHyperNode=-: job-0, job-1, job-2, job-3" in out

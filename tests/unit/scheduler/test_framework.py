@@ -91,6 +91,23 @@ def test_statement_discard_is_exact_inverse_of_allocate() -> None:
     assert ssn.binds == []
 
 
+def test_statement_discard_keep_undoes_only_the_later_allocations() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 3))
+    objects += [pod(f"job-{i}", "job", {"nvidia.com/gpu": 1}) for i in range(3)]
+    ssn = session(objects)
+    first, *later = ssn.jobs["default/job"].pending_tasks()
+    stmt = ssn.statement()
+    stmt.allocate(first, "node-1")
+    for task in later:
+        stmt.allocate(task, "node-2")
+    stmt.discard(keep=1)
+    assert len(stmt) == 1
+    assert (first.status, first.node_name) == (TaskStatus.ALLOCATED, "node-1")
+    assert all(t.status == TaskStatus.PENDING for t in later)
+    assert ssn.nodes["node-2"].pods == 0
+
+
 def test_statement_commit_hands_tasks_to_binds() -> None:
     objects = gpu_cluster()
     objects.append(podgroup("job", 1))

@@ -103,6 +103,43 @@ def test_gradient_keeps_eligible_hypernodes_per_tier(
     assert [sorted(hn.name for hn in g) for g in gradients] == expected
 
 
+@pytest.mark.parametrize(
+    ("pods", "min_member", "expected"),
+    [
+        ([1] * 12, 12, [["spine-1", "spine-2"]]),
+        ([1] * 8, 8, [["tor-1", "tor-2", "tor-3", "tor-4"], ["spine-1", "spine-2"]]),
+        ([8, 1, 1], 2, [["tor-1", "tor-2", "tor-3", "tor-4"], ["spine-1", "spine-2"]]),
+        ([8, 8, 1], 2, [["spine-1", "spine-2"]]),
+        ([1] * 20, 20, []),
+    ],
+    ids=["twelve-drop-tors", "eight-fit-tors", "two-smallest", "big-pair", "too-big"],
+)
+def test_gradient_prefilter_without_min_resources_uses_the_pods_requests(
+    pods: list[int], min_member: int, expected: list[list[str]]
+) -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", min_member, mode="hard", highest_tier=2))
+    objects += [pod(f"job-{i}", "job", {"nvidia.com/gpu": g}) for i, g in enumerate(pods)]
+    ssn = session(objects)
+    gradients = ssn.hypernode_gradient_for_job(ssn.jobs["default/job"], ssn.tree.top)
+    assert [sorted(hn.name for hn in g) for g in gradients] == expected
+
+
+def test_gang_min_resources_counts_only_the_members_still_missing() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("job", 3, mode="hard", highest_tier=2))
+    objects.append(pod("job-0", "job", {"nvidia.com/gpu": 2}, node_name="node-1", phase="Running"))
+    objects += [pod(f"job-{i}", "job", {"nvidia.com/gpu": i, "cpu": 4 - i}) for i in (1, 2, 3)]
+    job = session(objects).jobs["default/job"]
+    # two members missing: per resource the two smallest pending requests (gpu 1+2, cpu 1+2)
+    assert job.gang_min_resources().to_list() == {"cpu": "3", "nvidia.com/gpu": "3"}
+
+
+def test_gang_min_resources_prefers_the_podgroups_min_resources() -> None:
+    job = session(_job_cluster(7, mode="hard", highest_tier=2)).jobs["default/job"]
+    assert job.gang_min_resources().to_list() == {"nvidia.com/gpu": "7"}
+
+
 def test_gradient_uses_future_idle_when_idle_is_short() -> None:
     objects = _job_cluster(8, mode="hard", highest_tier=1)
     objects.append(
@@ -124,8 +161,19 @@ def test_gradient_search_root_is_highest_allowed_ancestor_of_allocated() -> None
     assert names == [["tor-3", "tor-4"], ["spine-2"]]
 
 
-def test_gradient_soft_mode_is_the_given_hypernode_only() -> None:
+def test_gradient_soft_mode_climbs_from_tier_1_up_to_the_virtual_top() -> None:
+    # Volcano HEAD (#5206): soft is hard bounded by the virtual top tier (highestTier ignored)
     ssn = session(_job_cluster(8, mode="soft", highest_tier=1))
+    gradients = ssn.hypernode_gradient_for_job(ssn.jobs["default/job"], ssn.tree.top)
+    assert [sorted(hn.name for hn in g) for g in gradients] == [
+        ["tor-1", "tor-2", "tor-3", "tor-4"],
+        ["spine-1", "spine-2"],
+        ["<cluster-top-hypernode>"],
+    ]
+
+
+def test_gradient_soft_mode_prefilter_skips_tiers_too_small() -> None:
+    ssn = session(_job_cluster(24, mode="soft"))
     gradients = ssn.hypernode_gradient_for_job(ssn.jobs["default/job"], ssn.tree.top)
     assert [[hn.name for hn in g] for g in gradients] == [["<cluster-top-hypernode>"]]
 

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from volcano_py.scheduler.api.resource import Resource
+import pytest
+
+from volcano_py.scheduler.api.resource import Resource, least_sum
 
 
 def test_resource_from_podgroup_quota_usage_keeps_only_schedulable_names() -> None:
@@ -17,3 +19,26 @@ def test_resource_from_podgroup_quota_usage_keeps_only_schedulable_names() -> No
     res = Resource.from_list(min_resources)
     assert res.milli_cpu == 12_000
     assert res.scalars == {"nvidia.com/gpu": 4_000}
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        (0, {}),
+        (1, {"cpu": "1", "nvidia.com/gpu": "1"}),
+        (2, {"cpu": "2", "nvidia.com/gpu": "3"}),
+        (3, {"cpu": "6", "nvidia.com/gpu": "11"}),
+        (9, {"cpu": "6", "nvidia.com/gpu": "11"}),
+    ],
+    ids=["none", "one", "two-smallest-per-resource", "all", "more-than-there-are"],
+)
+def test_least_sum_takes_the_smallest_amounts_per_resource(
+    count: int, expected: dict[str, str]
+) -> None:
+    # per resource, not per request: cpu 1+1 comes from two requests, gpu 1+2 from others
+    requests = [
+        Resource.from_list({"cpu": "1", "nvidia.com/gpu": "8"}),
+        Resource.from_list({"cpu": "4", "nvidia.com/gpu": "1"}),
+        Resource.from_list({"cpu": "1", "nvidia.com/gpu": "2"}),
+    ]
+    assert least_sum(requests, count).to_list() == expected

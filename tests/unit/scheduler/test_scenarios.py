@@ -8,7 +8,9 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``within``: ``{ns/podgroup: hypernode}`` — every pod of the group lands under it;
 - ``phases``, ``allocatedHyperNode``: per PodGroup;
 - ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message;
-- ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end.
+- ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end;
+- ``subJobs``: ``{ns/podgroup: {subjob: hypernode}}`` — each SubJob's allocated HyperNode
+  (the lowest holding its pods; ``""`` when none is placed).
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
         assert result.podgroups[group]["phase"] == phase, (group, result.podgroups[group])
     for group, hn in (expect.get("allocatedHyperNode") or {}).items():
         assert result.podgroups[group]["allocatedHyperNode"] == hn, result.podgroups[group]
+    for group, sub_jobs in (expect.get("subJobs") or {}).items():
+        got = result.podgroups[group].get("subJobs", {})
+        for uid, hn in sub_jobs.items():
+            assert got.get(uid, {}).get("allocatedHyperNode") == hn, (group, uid, got)
     queues = sim.cache.snapshot().queues
     for name, allocated in (expect.get("queueAllocated") or {}).items():
         assert queues[name].allocated.to_list() == allocated, (name, queues[name].status())

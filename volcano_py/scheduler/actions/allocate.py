@@ -3,22 +3,23 @@
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
 (priority, then age). For each job:
 
+- **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
-  cluster top (hard: one list per tier from the lowest tier up, after the resource
-  pre-filter; soft: just the top). In a gradient every HyperNode is a candidate and the best
-  by hypernode score wins. The score (binpack of the job's request over the HyperNode's cached
-  usage, task-count tie break) is computed before any trial and a discarded trial leaves the
-  cache as it was, so "try every HyperNode, keep the best that fits" is the same as "try them
-  best-first, stop at the first that fits" — which is what runs here. A trial places the
-  job's pending tasks on the HyperNode's nodes in a Statement; it is committed only when the
-  gang is ready, else discarded. Nothing fits in any gradient → the job waits, with the
-  per-tier message.
+  cluster top: one list per tier from the lowest tier up, after the resource pre-filter, up
+  to the job's tier (hard) or the virtual top tier (soft, as Volcano HEAD). In a gradient
+  every HyperNode is a candidate and the best by hypernode score wins. The score (binpack
+  of the job's request over the HyperNode's cached usage, task-count tie break) is
+  computed before any trial and a discarded trial leaves the cache as it was, so "try every
+  HyperNode, keep the best that fits" is the same as "try them best-first, stop at the
+  first that fits" — which is what runs here. A trial places the job's pending tasks on the
+  HyperNode's nodes in a Statement; it is committed only when the gang is ready, else
+  discarded. Nothing fits in any gradient → the job waits, with the per-tier message.
 - **Other jobs**: one trial over every node; commit when the gang is ready, else discard.
 
 Inside a trial each task gets the feasible node with the highest total score (node order +
-batch node order), ties to the first by name. ``job.allocated_hypernode`` follows the
-placed tasks (their lowest common HyperNode) so the topology node score pulls the next tasks
-close; a discard restores it.
+batch node order), ties to the first by name (``placement``). ``job.allocated_hypernode``
+follows the placed tasks (their lowest common HyperNode) so the topology node score pulls
+the next tasks close; a discard restores it.
 """
 
 from __future__ import annotations
@@ -27,23 +28,17 @@ import logging
 from collections import Counter
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
-from volcano_py.scheduler.actions.fit_errors import (
-    TierReport,
-    nodes_message,
-    tier_shortfall,
-    tiers_message,
+from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
+from volcano_py.scheduler.actions.fit_errors import nodes_message, tiers_message
+from volcano_py.scheduler.actions.placement import (
+    gang_prefix,
+    place_tasks,
+    tier_reports,
 )
-from volcano_py.scheduler.actions.queue_quota import (
-    queue_ordered,
-    queue_refusal,
-    task_quota_refusal,
-)
+from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.api.resource import Resource
-from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.session import JobFit, Session
-from volcano_py.scheduler.framework.statement import Statement
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +69,9 @@ class AllocateAction:
             if job.topology_error:
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
                 continue
-            if job.with_network_topology():
+            if job.has_sub_group_policy():
+                allocate_partitioned(ssn, job)
+            elif job.with_network_topology():
                 allocate_with_topology(ssn, job)
             else:
                 allocate_without_topology(ssn, job)
@@ -130,121 +127,6 @@ def try_hypernode(
     stmt.discard()
     job.allocated_hypernode = before
     return False
-
-
-def place_tasks(
-    ssn: Session, stmt: Statement, job: JobInfo, nodes: list[NodeInfo], reasons: Counter[str]
-) -> None:
-    """Allocate as many pending tasks as fit on ``nodes``; stop when the gang cannot be met."""
-    pending = job.pending_tasks()
-    ready = job.ready_task_num()
-    topology = job.with_network_topology()
-    tree = ssn.tree
-    for i, task in enumerate(pending):
-        task_reasons: Counter[str] = Counter()
-        over_quota = task_quota_refusal(ssn, job, task)
-        if over_quota is not None:
-            task_reasons[over_quota] += 1
-            index = None
-        else:
-            index = select_node(ssn, task, nodes, task_reasons)
-        if index is None:
-            if not reasons:
-                reasons.update(task_reasons)
-            if ready + len(pending) - i - 1 < job.min_member:
-                return
-            continue
-        node = nodes[index]
-        stmt.allocate(task, node.name)
-        nodes[index] = ssn.nodes[node.name]  # the session's copy-on-write clone
-        ready += 1
-        if topology:
-            leaf = tree.leaf_of(node.name)
-            current = job.allocated_hypernode
-            job.allocated_hypernode = tree.lca(current, leaf) if current else leaf
-
-
-def select_node(
-    ssn: Session, task: TaskInfo, nodes: list[NodeInfo], reasons: Counter[str]
-) -> int | None:
-    """Index in ``nodes`` of the feasible node with the best total score (first on ties)."""
-    predicates = ssn.predicate_fns
-    feasible: list[NodeInfo] = []
-    positions: list[int] = []
-    for position, node in enumerate(nodes):
-        for fn in predicates:
-            reason = fn(task, node)
-            if reason is not None:
-                reasons[reason] += 1
-                break
-        else:
-            feasible.append(node)
-            positions.append(position)
-    if len(feasible) <= 1:
-        return positions[0] if positions else None
-    order_fns = ssn.node_order_fns
-    totals = [sum(fn(task, node) for fn in order_fns) for node in feasible]
-    for scores in ssn.batch_node_scores(task, feasible).values():
-        if scores:
-            totals = [t + scores.get(n.name, 0.0) for t, n in zip(totals, feasible, strict=True)]
-    best = 0
-    for i in range(1, len(totals)):
-        if totals[i] > totals[best]:
-            best = i
-    return positions[best]
-
-
-def gang_prefix(job: JobInfo) -> str:
-    """Volcano's gang message head."""
-    pending = len(job.pending_tasks())
-    return (
-        f"{pending}/{len(job.tasks)} tasks in gang unschedulable: pod group is not ready, "
-        f"{job.min_member} minAvailable; "
-    )
-
-
-def job_need(job: JobInfo) -> Resource:
-    """What the gang needs: minResources, or the requests of the tasks still missing."""
-    if not job.min_resources.is_empty():
-        return job.min_resources
-    need = Resource()
-    missing = job.min_member - job.ready_task_num()
-    for task in job.pending_tasks()[: max(0, missing)]:
-        need.add(task.resreq)
-    return need
-
-
-def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
-    """Per allowed tier: HyperNodes in the job's reach, how many fit (0 here), what is short."""
-    hard, highest = job.is_hard_topology_mode()
-    if not hard:
-        highest = ssn.tree.top.tier
-    root = ""
-    if job.allocated_hypernode:
-        for ancestor in ssn.tree.ancestors(job.allocated_hypernode):
-            if ssn.hypernodes[ancestor].tier <= highest:
-                root = ancestor
-    need = job_need(job)
-    reports = []
-    for tier in ssn.hypernode_tiers:
-        if tier > highest:
-            break
-        names = [
-            n
-            for n in ssn.hypernodes_by_tier.get(tier, ())
-            if not root or root in ssn.tree.ancestors(n)
-        ]
-        if not names:
-            continue
-        idles = []
-        for name in names:
-            idle = Resource()
-            for node in ssn.nodes_in(name):
-                idle.add(node.idle)
-            idles.append(idle)
-        short = tier_shortfall(need, idles)
-        reports.append(TierReport(tier, len(names), 0, short, fragmented=not short))
-    return reports
 
 
 def _record_topology_failure(ssn: Session, job: JobInfo, reasons: Counter[str]) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from volcano_py.scheduler.actions.allocate import SCHEDULABLE_PHASES, select_node
+from volcano_py.scheduler.actions.allocate import SCHEDULABLE_PHASES
+from volcano_py.scheduler.actions.placement import select_node
 from volcano_py.scheduler.actions.queue_quota import queue_refusal
 from volcano_py.scheduler.framework.session import Session
 

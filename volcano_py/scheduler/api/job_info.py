@@ -1,9 +1,14 @@
 """``JobInfo``: a PodGroup with its tasks — the unit the gang and topology plugins reason about.
 
-Reads from the PodGroup dict only what scheduling needs: ``minMember``, ``minResources``,
-``queue``, ``networkTopology`` (mode, ``highestTierAllowed``, ``highestTierName``), the phase
-and the ``volcano.sh/job-allocated-hypernode`` annotation. A malformed field does not crash
-the scheduler: the job keeps an ``invalid`` message and the gang plugin refuses it.
+Reads from the PodGroup dict only what scheduling needs: ``minMember``, ``minTaskMember``,
+``minResources``, ``queue``, ``networkTopology`` (mode, ``highestTierAllowed``,
+``highestTierName``), ``subGroupPolicy``, the phase and the
+``volcano.sh/job-allocated-hypernode`` annotation. A malformed field does not crash the
+scheduler: the job keeps an ``invalid`` message and the gang plugin refuses it.
+
+Every task is filed in a SubJob as it is added (``sub_job_info``): the first policy that
+takes the pod, else the default SubJob. The job is ready when ``minMember`` tasks are, every
+``minTaskMember`` role has its count, and every policy has ``minSubGroups`` ready SubJobs.
 """
 
 from __future__ import annotations
@@ -16,8 +21,17 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.api.errors import FieldError
-from volcano_py.scheduler.api.resource import Resource
+from volcano_py.api.podgroup import (
+    NetworkTopology,
+    SubGroupPolicy,
+    read_min_task_member,
+    read_sub_group_policies,
+)
+from volcano_py.scheduler.api.resource import Resource, least_sum
+from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
+
+TASK_SPEC_KEY = "volcano.sh/task-spec"
 
 JSON = dict[str, Any]
 
@@ -33,13 +47,17 @@ class JobInfo:
         "invalid",
         "min_member",
         "min_resources",
+        "min_task_member",
         "mode",
         "name",
         "namespace",
         "phase",
         "podgroup",
+        "policies",
         "priority",
         "queue",
+        "sub_jobs",
+        "task_to_sub_job",
         "tasks",
         "topology_error",
         "uid",
@@ -67,6 +85,10 @@ class JobInfo:
         self.mode: NetworkTopologyMode | None = None
         self.highest_tier: int | None = None
         self.highest_tier_name = ""
+        self.min_task_member: dict[str, int] = {}
+        self.policies: tuple[SubGroupPolicy, ...] = ()
+        self.sub_jobs: dict[str, SubJobInfo] = {}
+        self.task_to_sub_job: dict[str, str] = {}
         try:
             self._parse_spec(spec)
         except FieldError as e:
@@ -80,6 +102,8 @@ class JobInfo:
             raise ValueError(f"minMember must be a non-negative integer, got {min_member!r}")
         self.min_member = min_member
         self.min_resources = Resource.from_list(spec.get("minResources"), "spec.minResources")
+        self.min_task_member = dict(read_min_task_member(spec.get("minTaskMember")))
+        self.policies = read_sub_group_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy")
         topology = spec.get("networkTopology")
         if not topology:
             return
@@ -95,13 +119,45 @@ class JobInfo:
     # -- gang bookkeeping ---------------------------------------------------------------------
 
     def add_task(self, task: TaskInfo) -> None:
-        """Add (or replace) a task; the job's priority is its highest task priority."""
+        """Add (or replace) a task in its SubJob; the job's priority is its highest task's."""
         self.tasks[task.uid] = task
         self.priority = max(self.priority, task.priority)
+        sub_job = self._sub_job_for(task)
+        sub_job.add_task(task)
+        self.task_to_sub_job[task.uid] = sub_job.uid
+
+    def _sub_job_for(self, task: TaskInfo) -> SubJobInfo:
+        if self.policies:
+            labels = (task.pod.get("metadata") or {}).get("labels") or {}
+            for policy in self.policies:
+                values = policy.match_values(labels)
+                if values is not None:
+                    sub_job = SubJobInfo.for_policy(policy, values)
+                    return self.sub_jobs.setdefault(sub_job.uid, sub_job)
+        default = self.sub_jobs.get(DEFAULT_SUB_JOB)
+        if default is None:
+            topology = None
+            if self.mode is not None:
+                topology = NetworkTopology(self.mode, self.highest_tier, self.highest_tier_name)
+            size = 1 if self.policies else self.min_member
+            default = SubJobInfo(DEFAULT_SUB_JOB, "", size, topology)
+            self.sub_jobs[DEFAULT_SUB_JOB] = default
+        return default
 
     def remove_task(self, uid: str) -> None:
         """Forget a task."""
         self.tasks.pop(uid, None)
+        sub_job = self.sub_jobs.get(self.task_to_sub_job.pop(uid, DEFAULT_SUB_JOB))
+        if sub_job is not None:
+            sub_job.tasks.pop(uid, None)
+
+    def sub_job_of(self, task: TaskInfo) -> SubJobInfo | None:
+        """The SubJob holding ``task``."""
+        return self.sub_jobs.get(self.task_to_sub_job.get(task.uid, DEFAULT_SUB_JOB))
+
+    def has_sub_group_policy(self) -> bool:
+        """The PodGroup partitions its gang (Volcano's ``ContainsSubJobPolicy``)."""
+        return bool(self.policies)
 
     def ready_task_num(self) -> int:
         """Tasks that count towards minMember (allocated, binding, bound, running, done)."""
@@ -114,8 +170,45 @@ class JobInfo:
         return pending
 
     def is_ready(self) -> bool:
-        """The gang is satisfied: at least minMember tasks ready."""
-        return self.ready_task_num() >= self.min_member
+        """The gang is satisfied: minMember, minTaskMember and every policy's minSubGroups."""
+        if self.ready_task_num() < self.min_member:
+            return False
+        if self.min_task_member and self.task_roles_short():
+            return False
+        if not any(policy.min_sub_groups for policy in self.policies):
+            return True
+        return not self.sub_groups_short(ready=True)
+
+    def task_roles_short(self) -> dict[str, tuple[int, int]]:
+        """``minTaskMember`` roles below their count: role -> (ready, wanted).
+
+        As Volcano, skipped when ``minMember`` is below the sum of the counts. A task's role is
+        its pod's ``volcano.sh/task-spec`` annotation (or label).
+        """
+        if self.min_member < sum(self.min_task_member.values()):
+            return {}
+        ready: dict[str, int] = {}
+        for task in self.tasks.values():
+            if task.status in READY:
+                role = task_role(task)
+                ready[role] = ready.get(role, 0) + 1
+        return {
+            role: (ready.get(role, 0), wanted)
+            for role, wanted in sorted(self.min_task_member.items())
+            if ready.get(role, 0) < wanted
+        }
+
+    def sub_groups_short(self, *, ready: bool) -> dict[str, tuple[int, int]]:
+        """Policies with fewer than ``minSubGroups`` SubJobs (ready ones when ``ready``)."""
+        counts: dict[str, int] = {}
+        for sub_job in self.sub_jobs.values():
+            if sub_job.uid != DEFAULT_SUB_JOB and (not ready or sub_job.is_ready()):
+                counts[sub_job.policy] = counts.get(sub_job.policy, 0) + 1
+        return {
+            policy.name: (counts.get(policy.name, 0), policy.min_sub_groups)
+            for policy in self.policies
+            if counts.get(policy.name, 0) < policy.min_sub_groups
+        }
 
     def with_network_topology(self) -> bool:
         """The job asks for topology-aware placement at all."""
@@ -131,6 +224,20 @@ class JobInfo:
         """The job prefers, but does not require, a close placement."""
         return self.mode == NetworkTopologyMode.SOFT
 
+    def gang_min_resources(self) -> Resource:
+        """What the gang needs at least: ``minResources``, else derived from its pending pods.
+
+        Without ``minResources`` (hand-written PodGroups, Kubeflow, KubeRay, Spark) the need is,
+        per resource, the sum of the smallest requests of as many pending tasks as the gang
+        still misses (``minMember`` minus the ready ones): a lower bound, so the resource
+        pre-filter prunes only HyperNodes that cannot hold the gang whichever tasks go first.
+        """
+        if not self.min_resources.is_empty():
+            return self.min_resources
+        missing = self.min_member - self.ready_task_num()
+        pending = [t.resreq for t in self.tasks.values() if t.status == TaskStatus.PENDING]
+        return least_sum(pending, missing)
+
     def tasks_request(self) -> Resource:
         """Sum of the requests of every task not yet finished."""
         total = Resource()
@@ -142,3 +249,12 @@ class JobInfo:
     def __repr__(self) -> str:
         """``Job(ns/name minMember=N tasks=M)``."""
         return f"Job({self.uid} minMember={self.min_member} tasks={len(self.tasks)})"
+
+
+def task_role(task: TaskInfo) -> str:
+    """The task's role for ``minTaskMember``: ``volcano.sh/task-spec`` annotation, else label."""
+    meta = task.pod.get("metadata") or {}
+    role = (meta.get("annotations") or {}).get(TASK_SPEC_KEY) or (meta.get("labels") or {}).get(
+        TASK_SPEC_KEY
+    )
+    return str(role or "")

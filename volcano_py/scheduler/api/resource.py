@@ -178,3 +178,24 @@ def format_amount(name: str, amount: int) -> str:
     if amount % 1000 == 0:
         return str(amount // 1000)
     return f"{amount}m"
+
+
+def least_sum(requests: list[Resource], count: int) -> Resource:
+    """Per dimension, the sum of the ``count`` smallest amounts among ``requests``.
+
+    A lower bound on what any ``count`` of them need together, whichever are picked: the
+    resource pre-filter uses it so it never prunes a place the gang could use.
+    """
+    total = Resource()
+    if count <= 0 or not requests:
+        return total
+    if count >= len(requests):
+        for request in requests:
+            total.add(request)
+        return total
+    names = {name for request in requests for name in request.scalars}
+    total.milli_cpu = sum(sorted(r.milli_cpu for r in requests)[:count])
+    total.memory = sum(sorted(r.memory for r in requests)[:count])
+    for name in names:
+        total.scalars[name] = sum(sorted(r.scalars.get(name, 0) for r in requests)[:count])
+    return total

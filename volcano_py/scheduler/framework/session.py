@@ -7,10 +7,11 @@ allocated HyperNode checked and recovered from placed tasks), then build the plu
 tier and let each register its extension point functions.
 
 Extension points are named function maps, walked in tier order then plugin order:
-job order/valid/ready, predicate, node order, batch node order, hypernode order, hypernode
-gradient for job, event handlers (allocate/deallocate). Actions use the helpers here
-(``job_order_key``, ``predicate``, ``node_scores``, ...) and mutate only through a
-``Statement``. Committed allocations collect in ``binds``; nothing here writes.
+job order/valid/ready, predicate, node order, batch node order, hypernode order (per job or
+per SubJob), hypernode gradient for job and for SubJob, event handlers
+(allocate/deallocate). Actions use the helpers here (``job_order_key``, ``predicate``,
+``node_scores``, ...) and mutate only through a ``Statement``. Committed allocations
+collect in ``binds``; nothing here writes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import PluginOption, SchedulerConf
@@ -43,8 +45,12 @@ JobReadyFn = Callable[[JobInfo], bool]
 PredicateFn = Callable[[TaskInfo, NodeInfo], "str | None"]
 NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
 BatchNodeOrderFn = Callable[[TaskInfo, list[NodeInfo]], dict[str, float]]
-HyperNodeOrderFn = Callable[[JobInfo, dict[str, list[NodeInfo]]], dict[str, float]]
+# scores HyperNodes for a job, or for one of its SubJobs when the third argument is given
+HyperNodeOrderFn = Callable[
+    [JobInfo, dict[str, list[NodeInfo]], "SubJobInfo | None"], dict[str, float]
+]
 HyperNodeGradientFn = Callable[[JobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
+SubJobGradientFn = Callable[[JobInfo, SubJobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
 QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
 OverusedFn = Callable[[QueueInfo], bool]
 AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
@@ -101,6 +107,7 @@ class _Points:
     batch_node_order: dict[str, BatchNodeOrderFn] = field(default_factory=dict)
     hypernode_order: dict[str, HyperNodeOrderFn] = field(default_factory=dict)
     hypernode_gradient: dict[str, HyperNodeGradientFn] = field(default_factory=dict)
+    sub_job_gradient: dict[str, SubJobGradientFn] = field(default_factory=dict)
     queue_order: dict[str, QueueOrderFn] = field(default_factory=dict)
     overused: dict[str, OverusedFn] = field(default_factory=dict)
     allocatable: dict[str, AllocatableFn] = field(default_factory=dict)
@@ -221,6 +228,11 @@ class Session:
         """Register the HyperNode gradient builder for jobs."""
         if self._enabled(name, "hypernode_gradient"):
             self._points.hypernode_gradient[name] = fn
+
+    def add_hypernode_gradient_for_sub_job_fn(self, name: str, fn: SubJobGradientFn) -> None:
+        """Register the HyperNode gradient builder for a SubJob inside its job's domain."""
+        if self._enabled(name, "hypernode_gradient"):
+            self._points.sub_job_gradient[name] = fn
 
     def add_queue_order_fn(self, name: str, fn: QueueOrderFn) -> None:
         """Register a queue order function."""
@@ -374,12 +386,15 @@ class Session:
         return {name: fn(task, nodes) for name, fn in self._points.batch_node_order.items()}
 
     def hypernode_order_map(
-        self, job: JobInfo, hypernodes: dict[str, list[NodeInfo]]
+        self,
+        job: JobInfo,
+        hypernodes: dict[str, list[NodeInfo]],
+        sub_job: SubJobInfo | None = None,
     ) -> dict[str, float]:
-        """Total HyperNode scores over every hypernode order plugin."""
+        """Total HyperNode scores (for ``sub_job`` when given) over every order plugin."""
         total = dict.fromkeys(hypernodes, 0.0)
         for fn in self._points.hypernode_order.values():
-            for name, score in fn(job, hypernodes).items():
+            for name, score in fn(job, hypernodes, sub_job).items():
                 total[name] = total.get(name, 0.0) + score
         return total
 
@@ -390,6 +405,14 @@ class Session:
         for fn in self._points.hypernode_gradient.values():
             return fn(job, hypernode)
         return [[hypernode]]
+
+    def hypernode_gradient_for_sub_job(
+        self, job: JobInfo, sub_job: SubJobInfo, domain: HyperNodeInfo
+    ) -> list[list[HyperNodeInfo]]:
+        """The first plugin's gradients for ``sub_job`` inside ``domain``; else ``[[domain]]``."""
+        for fn in self._points.sub_job_gradient.values():
+            return fn(job, sub_job, domain)
+        return [[domain]]
 
     def fire_allocate(self, task: TaskInfo) -> None:
         """Run the allocate event handlers."""

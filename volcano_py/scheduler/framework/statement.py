@@ -7,6 +7,7 @@ Contract:
   topology plugin's resource cache follows).
 - ``discard()`` undoes every allocation of the statement in reverse order — exactly: node
   resources, task state and plugin caches are what they were before the first ``allocate``.
+  ``discard(keep=n)`` undoes only those after the first ``n`` (a trial inside a trial).
 - ``commit()`` hands the allocations to the session's bind list (what the binder will write)
   and forgets them; nothing is written to the API server here.
 - A statement is used once: after ``commit`` or ``discard`` it is empty and may be reused.
@@ -41,9 +42,9 @@ class Statement:
         self.ssn.fire_allocate(task)
         self.operations.append(task)
 
-    def discard(self) -> None:
-        """Undo every allocation, last first."""
-        while self.operations:
+    def discard(self, keep: int = 0) -> None:
+        """Undo every allocation after the first ``keep``, last first."""
+        while len(self.operations) > keep:
             task = self.operations.pop()
             node = self.ssn.own_node(task.node_name)
             node.remove_task(task)

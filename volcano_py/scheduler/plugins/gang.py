@@ -3,15 +3,23 @@
 - job valid: a job with fewer valid tasks than minMember is not tried at all
   (``NotEnoughTasks``: ``Not enough valid tasks for gang-scheduling, valid: N, min: M``);
   a PodGroup whose spec cannot be read is refused with the field named.
-- job ready: at least minMember tasks allocated, binding, bound, running or done — the
-  allocate action commits a job's statement only then.
+- job valid, partitioned gangs: every role of ``minTaskMember`` has enough valid pods and
+  every ``subGroupPolicy`` has ``minSubGroups`` SubJobs (``NotEnoughPodsOfTask``, naming
+  the role or the policy).
+- job ready: at least minMember tasks allocated, binding, bound, running or done, every
+  ``minTaskMember`` role and every policy's ``minSubGroups`` ready SubJobs — the allocate
+  action commits a job's statement only then.
 - job order: jobs not yet ready before ready ones.
 """
 
 from __future__ import annotations
 
-from volcano_py.api.constants import GANG_PLUGIN, NOT_ENOUGH_PODS_REASON
-from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.api.constants import (
+    GANG_PLUGIN,
+    NOT_ENOUGH_PODS_OF_TASK_REASON,
+    NOT_ENOUGH_PODS_REASON,
+)
+from volcano_py.scheduler.api.job_info import JobInfo, task_role
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session, ValidateResult
@@ -47,6 +55,21 @@ def job_valid(job: JobInfo) -> ValidateResult | None:
     """Refuse jobs that cannot possibly reach minMember, or whose spec is unreadable."""
     if job.invalid:
         return ValidateResult(False, "InvalidPodGroup", job.invalid)
+    short = _roles_short_of_valid_pods(job)
+    if short:
+        return ValidateResult(
+            False,
+            NOT_ENOUGH_PODS_OF_TASK_REASON,
+            "Not enough valid pods of each task for gang-scheduling: " + short,
+        )
+    groups = job.sub_groups_short(ready=False)
+    if groups:
+        detail = ", ".join(f"{name} has {n}, min {m}" for name, (n, m) in groups.items())
+        return ValidateResult(
+            False,
+            NOT_ENOUGH_PODS_OF_TASK_REASON,
+            f"Not enough valid subGroups of each task for gang-scheduling: {detail}",
+        )
     valid = valid_task_num(job)
     if valid < job.min_member:
         return ValidateResult(
@@ -55,6 +78,22 @@ def job_valid(job: JobInfo) -> ValidateResult | None:
             f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}",
         )
     return None
+
+
+def _roles_short_of_valid_pods(job: JobInfo) -> str:
+    """``minTaskMember`` roles with fewer valid pods than their count (Volcano's check)."""
+    if not job.min_task_member or job.min_member < sum(job.min_task_member.values()):
+        return ""
+    valid: dict[str, int] = {}
+    for task in job.tasks.values():
+        if task.status not in (TaskStatus.FAILED, TaskStatus.UNKNOWN):
+            role = task_role(task)
+            valid[role] = valid.get(role, 0) + 1
+    return ", ".join(
+        f"{role} has {valid.get(role, 0)}, min {wanted}"
+        for role, wanted in sorted(job.min_task_member.items())
+        if valid.get(role, 0) < wanted
+    )
 
 
 def job_order(left: JobInfo, right: JobInfo) -> int:

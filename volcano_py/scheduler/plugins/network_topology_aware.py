@@ -2,16 +2,15 @@
 
 Behaviour from the design doc (``001``) and Volcano's plugin:
 
-- **Gradient** (hard mode): BFS from the search root (the given HyperNode, narrowed to the
-  highest allowed ancestor of the job's allocated HyperNode), keeping HyperNodes whose tier
-  is ≤ ``highestTierAllowed`` and — when nothing of the job is placed yet — whose idle or
-  future-idle resources cover the job's ``minResources`` (the resource pre-filter). Result:
-  one list per tier, lowest tier first. Soft mode: ``[[hyperNode]]``.
+- **Gradients** for jobs and SubJobs, with the resource pre-filter: ``hypernode_gradient``
+  (a mixin of this class).
 - **HyperNode score**: binpack ``(used + request) / allocatable`` per weighted resource
   (cpu, memory, ``hypernode.binpack.resources``), 0 when a resource would overflow; ties at
   the top broken by the share of the job's tasks already inside; times 100 x ``weight``.
-- **Node score**, topology jobs: 1 on the allocated HyperNode, else
-  ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
+  For a SubJob: its own request and its own tasks.
+- **Node score**, topology jobs (for a partitioned job: the task's SubJob when it has a
+  topology, with the SubJob's allocated HyperNode and tasks): 1 on the allocated HyperNode,
+  else ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
   Normal pods (``hypernode.binpack.normal-pod.enable``): per tier the binpack score of the
   HyperNode holding the node (1 when none), weighted ``fading^(tier-1)``, averaged.
 - **Resource cache** per HyperNode (allocatable, used, idle, future idle), kept by the
@@ -34,13 +33,14 @@ from volcano_py.api.constants import (
     NTA_ARG_BINPACK_RESOURCES,
     NTA_ARG_WEIGHT,
 )
-from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.api.resource import CPU, MEMORY, Resource
+from volcano_py.scheduler.api.resource import CPU, MEMORY
+from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import EventHandler, Session
+from volcano_py.scheduler.plugins.hypernode_gradient import HyperNodeGradients
 from volcano_py.scheduler.plugins.hypernode_resources import (
     ResourceStatus,
     build_resource_cache,
@@ -70,7 +70,7 @@ def _weight(args: Arguments, key: str) -> int:
     return value
 
 
-class NetworkTopologyAwarePlugin:
+class NetworkTopologyAwarePlugin(HyperNodeGradients):
     """The plugin; one instance per session."""
 
     name = NETWORK_TOPOLOGY_AWARE_PLUGIN
@@ -121,6 +121,7 @@ class NetworkTopologyAwarePlugin:
         ssn.add_hypernode_order_fn(self.name, self.hypernode_order_fn)
         ssn.add_batch_node_order_fn(self.name, self.batch_node_order_fn)
         ssn.add_hypernode_gradient_for_job_fn(self.name, self.hypernode_gradient_for_job)
+        ssn.add_hypernode_gradient_for_sub_job_fn(self.name, self.hypernode_gradient_for_sub_job)
         ssn.add_event_handler(EventHandler(self._on_allocate, self._on_deallocate))
 
     def on_session_close(self, ssn: Session) -> None:
@@ -143,6 +144,16 @@ class NetworkTopologyAwarePlugin:
                 if task.status in OCCUPYING and task.node_name:
                     counts.update(chains.get(task.node_name, ()))
             self._task_counts[job.uid] = counts
+        return counts
+
+    def _counts(self, tasks: dict[str, TaskInfo]) -> Counter[str]:
+        """Placed tasks per HyperNode (a SubJob's: small, counted on demand)."""
+        assert self._ssn is not None
+        chains = self._ssn.tree.node_chain
+        counts: Counter[str] = Counter()
+        for task in tasks.values():
+            if task.status in OCCUPYING and task.node_name:
+                counts.update(chains.get(task.node_name, ()))
         return counts
 
     def _on_allocate(self, task: TaskInfo) -> None:
@@ -169,110 +180,18 @@ class NetworkTopologyAwarePlugin:
         if task.job in self._task_counts:
             self._task_counts[task.job].subtract(chain)
 
-    # -- gradient -----------------------------------------------------------------------------
-
-    def hypernode_gradient_for_job(
-        self, job: JobInfo, hypernode: HyperNodeInfo
-    ) -> list[list[HyperNodeInfo]]:
-        """Eligible HyperNodes per tier (hard mode); ``[[hypernode]]`` otherwise."""
-        hard, highest = job.is_hard_topology_mode()
-        if not hard:
-            return [[hypernode]]
-        try:
-            return self.hypernode_gradient(
-                hypernode, highest, job.allocated_hypernode, job.min_resources
-            )
-        except LookupError as e:
-            log.error(
-                "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
-                "allocatedHyperNode=%s: %s",
-                job.uid,
-                hypernode.name,
-                highest,
-                job.allocated_hypernode,
-                e,
-            )
-            return []
-
-    def hypernode_gradient(
-        self,
-        hypernode: HyperNodeInfo,
-        highest_tier: int,
-        allocated_hypernode: str,
-        min_resource: Resource,
-    ) -> list[list[HyperNodeInfo]]:
-        """BFS from the search root keeping the eligible HyperNodes, grouped by tier."""
-        assert self._ssn is not None
-        hypernodes = self._ssn.hypernodes
-        root = self.search_root(hypernode, highest_tier, allocated_hypernode)
-        queue = [root]
-        enqueued = {root.name}
-        eligible: dict[int, list[HyperNodeInfo]] = {}
-        i = 0
-        while i < len(queue):
-            current = queue[i]
-            i += 1
-            if self.is_eligible_hypernode(current, highest_tier, allocated_hypernode, min_resource):
-                eligible.setdefault(current.tier, []).append(current)
-            for child in current.children:
-                if child not in enqueued and child in hypernodes:
-                    enqueued.add(child)
-                    queue.append(hypernodes[child])
-        return [eligible[tier] for tier in sorted(eligible)]
-
-    def is_eligible_hypernode(
-        self, hn: HyperNodeInfo, highest_tier: int, allocated: str, min_resource: Resource
-    ) -> bool:
-        """Tier within bounds and (first placement only) idle or future idle ≥ minResources."""
-        if hn.tier > highest_tier:
-            return False
-        if allocated:
-            return True
-        status = self.resource_cache.get(hn.name)
-        if status is None:
-            return True
-        return min_resource.less_equal(status.idle) or min_resource.less_equal(status.future_idle)
-
-    def search_root(
-        self, available: HyperNodeInfo, highest_tier: int, allocated: str
-    ) -> HyperNodeInfo:
-        """``available`` intersected with the highest allowed ancestor of ``allocated``.
-
-        Raises:
-            LookupError: when the two subtrees do not intersect or ``allocated`` is too high.
-        """
-        if not allocated:
-            return available
-        assert self._ssn is not None
-        tree = self._ssn.tree
-        highest = ""
-        for ancestor in tree.ancestors(allocated):
-            if tree.hypernodes[ancestor].tier > highest_tier:
-                break
-            highest = ancestor
-        if not highest:
-            raise LookupError(
-                f"allocated hyperNode {allocated} tier is greater than highest allowed tier "
-                f"{highest_tier}"
-            )
-        lca = tree.lca(available.name, highest)
-        if lca == highest:
-            return available
-        if lca == available.name:
-            return tree.hypernodes[highest]
-        raise LookupError(
-            f"there is no intersection between hyperNodeAvailable {available.name} and "
-            f"hyperNodeHighestAllowed {highest}"
-        )
-
     # -- scores -------------------------------------------------------------------------------
 
     def hypernode_order_fn(
-        self, job: JobInfo, hypernodes: dict[str, list[NodeInfo]]
+        self,
+        job: JobInfo,
+        hypernodes: dict[str, list[NodeInfo]],
+        sub_job: SubJobInfo | None = None,
     ) -> dict[str, float]:
-        """Binpack score per HyperNode with the task-count tie break, scaled."""
+        """Binpack score per HyperNode with the task-count tie break (of the SubJob), scaled."""
+        tasks = job.tasks if sub_job is None else sub_job.tasks
         request: dict[str, int] = {}
-        for task in job.tasks.values():
+        for task in tasks.values():
             for name, amount in task.resreq.items():
                 if name in self.binpack_weights:
                     request[name] = request.get(name, 0) + amount
@@ -284,8 +203,8 @@ class NetworkTopologyAwarePlugin:
             best = max(scores.values())
             top = [hn for hn, s in scores.items() if s == best]
             if len(top) > 1:
-                counts = self._job_counts(job)
-                total = len(job.tasks)
+                counts = self._job_counts(job) if sub_job is None else self._counts(tasks)
+                total = len(tasks)
                 for hn in top:
                     scores[hn] += counts.get(hn, 0) / total if total else FULL_SCORE
         return self.scale(scores)
@@ -307,14 +226,19 @@ class NetworkTopologyAwarePlugin:
         """LCA-tier scores for topology jobs, fading binpack for normal pods; scaled."""
         assert self._ssn is not None
         job = self._ssn.jobs.get(task.job)
-        if job is not None and job.with_network_topology():
+        sub_job = job.sub_job_of(task) if job is not None and job.policies else None
+        if sub_job is not None and sub_job.with_network_topology():
+            scores = self._network_aware_scores(job, nodes, sub_job)  # type: ignore[arg-type]
+        elif sub_job is None and job is not None and job.with_network_topology():
             scores = self._network_aware_scores(job, nodes)
         else:
             scores = self._normal_pod_scores(task, nodes)
         return self.scale(scores)
 
-    def _network_aware_scores(self, job: JobInfo, nodes: list[NodeInfo]) -> dict[str, float]:
-        allocated = job.allocated_hypernode
+    def _network_aware_scores(
+        self, job: JobInfo, nodes: list[NodeInfo], sub_job: SubJobInfo | None = None
+    ) -> dict[str, float]:
+        allocated = job.allocated_hypernode if sub_job is None else sub_job.allocated_hypernode
         if not allocated:
             return {}
         assert self._ssn is not None
@@ -334,8 +258,9 @@ class NetworkTopologyAwarePlugin:
             best = max(scores.values())
             top = [n for n, s in scores.items() if s == best]
             if len(top) > 1:
-                counts = self._job_counts(job)
-                total = len(job.tasks)
+                tasks = job.tasks if sub_job is None else sub_job.tasks
+                counts = self._job_counts(job) if sub_job is None else self._counts(tasks)
+                total = len(tasks)
                 for name in top:
                     leaf = tree.leaf_of(name)
                     scores[name] += counts.get(leaf, 0) / total if total else FULL_SCORE

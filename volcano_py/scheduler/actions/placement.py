@@ -1,0 +1,157 @@
+"""How ``allocate`` places a gang's tasks on a set of nodes, and what it says when it cannot.
+
+Shared by the flat path (``allocate``) and the partitioned one (``allocate_sub_jobs``):
+
+- ``place_tasks`` puts pending tasks (a job's, or the next ``subGroupSize`` of one SubJob)
+  on the best feasible node each, inside one Statement, and stops as soon as the gang (or
+  the SubJob) can no longer be met; the job's and SubJob's allocated HyperNodes follow the
+  placed tasks (their lowest common HyperNode) so the topology node score pulls the next
+  tasks close.
+- ``select_node``: the feasible node with the highest total score (node order + batch node
+  order), ties to the first by name.
+- ``gang_prefix`` / ``tier_reports`` / ``reach_reports``: Volcano's gang message head and the
+  per-tier report (HyperNodes in reach, what the roomiest lacked).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from volcano_py.scheduler.actions.fit_errors import TierReport, tier_shortfall
+from volcano_py.scheduler.actions.queue_quota import task_quota_refusal
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.sub_job_info import SubJobInfo
+from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.statement import Statement
+
+
+def place_tasks(
+    ssn: Session,
+    stmt: Statement,
+    job: JobInfo,
+    nodes: list[NodeInfo],
+    reasons: Counter[str],
+    sub_job: SubJobInfo | None = None,
+) -> None:
+    """Allocate as many pending tasks as fit on ``nodes``; stop when the gang cannot be met.
+
+    With ``sub_job``: only its pending tasks, at most ``subGroupSize`` of them, stopping when
+    the SubJob can no longer be ready; its allocated HyperNode follows the placed tasks too.
+    """
+    gang: JobInfo | SubJobInfo = job if sub_job is None else sub_job
+    pending = gang.pending_tasks()
+    ready = gang.ready_task_num()
+    need = job.min_member if sub_job is None else sub_job.min_available
+    if sub_job is not None:
+        pending = pending[: sub_job.min_available]
+    topology = job.with_network_topology() or (sub_job is not None and sub_job.mode is not None)
+    tree = ssn.tree
+    for i, task in enumerate(pending):
+        task_reasons: Counter[str] = Counter()
+        over_quota = task_quota_refusal(ssn, job, task)
+        if over_quota is not None:
+            task_reasons[over_quota] += 1
+            index = None
+        else:
+            index = select_node(ssn, task, nodes, task_reasons)
+        if index is None:
+            if not reasons:
+                reasons.update(task_reasons)
+            if ready + len(pending) - i - 1 < need:
+                return
+            continue
+        node = nodes[index]
+        stmt.allocate(task, node.name)
+        nodes[index] = ssn.nodes[node.name]  # the session's copy-on-write clone
+        ready += 1
+        if topology:
+            leaf = tree.leaf_of(node.name)
+            current = job.allocated_hypernode
+            job.allocated_hypernode = tree.lca(current, leaf) if current else leaf
+            if sub_job is not None:
+                current = sub_job.allocated_hypernode
+                sub_job.allocated_hypernode = tree.lca(current, leaf) if current else leaf
+
+
+def select_node(
+    ssn: Session, task: TaskInfo, nodes: list[NodeInfo], reasons: Counter[str]
+) -> int | None:
+    """Index in ``nodes`` of the feasible node with the best total score (first on ties)."""
+    predicates = ssn.predicate_fns
+    feasible: list[NodeInfo] = []
+    positions: list[int] = []
+    for position, node in enumerate(nodes):
+        for fn in predicates:
+            reason = fn(task, node)
+            if reason is not None:
+                reasons[reason] += 1
+                break
+        else:
+            feasible.append(node)
+            positions.append(position)
+    if len(feasible) <= 1:
+        return positions[0] if positions else None
+    order_fns = ssn.node_order_fns
+    totals = [sum(fn(task, node) for fn in order_fns) for node in feasible]
+    for scores in ssn.batch_node_scores(task, feasible).values():
+        if scores:
+            totals = [t + scores.get(n.name, 0.0) for t, n in zip(totals, feasible, strict=True)]
+    best = 0
+    for i in range(1, len(totals)):
+        if totals[i] > totals[best]:
+            best = i
+    return positions[best]
+
+
+def gang_prefix(job: JobInfo) -> str:
+    """Volcano's gang message head."""
+    pending = len(job.pending_tasks())
+    return (
+        f"{pending}/{len(job.tasks)} tasks in gang unschedulable: pod group is not ready, "
+        f"{job.min_member} minAvailable; "
+    )
+
+
+def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
+    """Per allowed tier: HyperNodes in the job's reach, how many fit (0 here), what is short."""
+    hard, highest = job.is_hard_topology_mode()
+    if not hard:
+        highest = ssn.tree.top.tier
+    return reach_reports(ssn, job.gang_min_resources(), highest, job.allocated_hypernode)
+
+
+def reach_reports(
+    ssn: Session, need: Resource, highest: int, allocated: str, root: str = ""
+) -> list[TierReport]:
+    """Per tier up to ``highest``, the HyperNodes under ``root``.
+
+    ``root`` defaults to ``allocated``'s highest ancestor within ``highest`` (the whole tree
+    when nothing is allocated).
+    """
+    if not root and allocated:
+        for ancestor in ssn.tree.ancestors(allocated):
+            if ssn.hypernodes[ancestor].tier <= highest:
+                root = ancestor
+    reports = []
+    for tier in ssn.hypernode_tiers:
+        if tier > highest:
+            break
+        names = [
+            n
+            for n in ssn.hypernodes_by_tier.get(tier, ())
+            if not root or root in ssn.tree.ancestors(n)
+        ]
+        if not names:
+            continue
+        idles = []
+        for name in names:
+            idle = Resource()
+            for node in ssn.nodes_in(name):
+                idle.add(node.idle)
+            idles.append(idle)
+        short = tier_shortfall(need, idles)
+        reports.append(TierReport(tier, len(names), 0, short, fragmented=not short))
+    return reports
