@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api.resources import NODES, PODS, Resource
+from volcano_py.kube.memo import GenerationMemo
 
 JSON = dict[str, Any]
 Transform = Callable[[JSON], JSON]
@@ -97,36 +98,27 @@ class SubtreeSharer:
 
     ``share(x)`` returns an earlier subtree equal to ``x`` (same JSON) or remembers ``x``.
     Entries are keyed by the subtree's JSON text (not orjson's bytes, which keep orjson's
-    whole output buffer, about 4 KiB, each), in two generations of at most ``limit``
-    entries each: when the current one is full it becomes the previous one and a fresh one
-    starts; a hit in the previous generation moves into the current one. So subtrees still in
-    use by arriving objects stay shared, and those of objects long gone (the unique
-    annotations of churned pods) are dropped after two generations instead of piling up.
+    whole output buffer, about 4 KiB, each) in a ``GenerationMemo``: subtrees still in use by
+    arriving objects stay shared, and those of objects long gone (the unique annotations of
+    churned pods) are dropped after two generations instead of piling up.
     """
 
-    def __init__(self, limit: int = 8192) -> None:
-        self._current: dict[str, Any] = {}
-        self._previous: dict[str, Any] = {}
-        self._limit = limit
+    def __init__(self, limit: int = 4096) -> None:
+        self._memo: GenerationMemo[str, Any] = GenerationMemo(limit)
 
     def share(self, subtree: Any) -> Any:
         """The shared instance equal to ``subtree``."""
         if not subtree:
             return subtree
         key = orjson.dumps(subtree).decode()
-        seen = self._current.get(key)
-        if seen is not None:
-            return seen
-        seen = self._previous.pop(key, None)
+        seen = self._memo.get(key)
         if seen is None:
-            seen = subtree
-        if len(self._current) >= self._limit:
-            self._previous, self._current = self._current, {}
-        self._current[key] = seen
+            self._memo.put(key, subtree)
+            return subtree
         return seen
 
     def __len__(self) -> int:
-        return len(self._current) + len(self._previous)
+        return len(self._memo)
 
 
 _POD_SUBTREES = SubtreeSharer()

@@ -25,6 +25,7 @@ import re2
 import yaml
 
 from volcano_py.api.selectors import is_dns1123_subdomain
+from volcano_py.kube.memo import GenerationMemo
 from webhooks.hypernodes import cel
 
 CRD_PATH = Path(__file__).with_name("crd.yaml")
@@ -72,7 +73,8 @@ class SchemaChecker:
         self._schema: Mapping[str, Any] = version["schema"]["openAPIV3Schema"]
         self._compiled = compiled
         self._rules: dict[int, list[_Rule]] = {}
-        self._items: dict[tuple[int, str], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
+        self._items: GenerationMemo[tuple[int, str], tuple[tuple[Cause, ...], tuple[Cause, ...]]]
+        self._items = GenerationMemo(_MEMO_LIMIT)
         self._arrays: dict[tuple[int, str], tuple[tuple[Cause, ...], tuple[Cause, ...]]] = {}
         self._compile_rules(self._schema)
 
@@ -255,9 +257,7 @@ class SchemaChecker:
             found = (tuple(item_causes), tuple(rule_causes))
             if found == _CLEAN:
                 found = _CLEAN
-            if len(self._items) >= _MEMO_LIMIT:
-                self._items.clear()
-            self._items[key] = found
+            self._items.put(key, found)
         if found is _CLEAN:
             return
         path = f"{array_path}[{index}]"
@@ -328,9 +328,9 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     return matches
 
 
-_MEMO_LIMIT = 20_000
+_MEMO_LIMIT = 4096  # per memo generation (see volcano_py.kube.memo)
 _ARRAY_MEMO_LIMIT = 64
-_memo: dict[tuple[int, str], tuple[str, ...]] = {}
+_memo: GenerationMemo[tuple[int, str], tuple[str, ...]] = GenerationMemo(_MEMO_LIMIT)
 
 
 def _run_rules(rules: list[_Rule], value: Any, path: str) -> list[Cause]:
@@ -342,9 +342,7 @@ def _run_rules(rules: list[_Rule], value: Any, path: str) -> list[Cause]:
     messages = _memo.get(key)
     if messages is None:
         messages = _evaluate_rules(rules, value)
-        if len(_memo) >= _MEMO_LIMIT:
-            _memo.clear()
-        _memo[key] = messages
+        _memo.put(key, messages)
     return [Cause(path, m) for m in messages]
 
 

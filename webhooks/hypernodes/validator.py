@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api.regex import re2_error
+from volcano_py.kube.memo import GenerationMemo
 from webhooks.hypernodes import cel
 from webhooks.hypernodes.schema import SchemaChecker, join_causes
 from webhooks.hypernodes.tree import HyperNodeLister, check_tree
@@ -43,7 +44,7 @@ from webhooks.hypernodes.tree import HyperNodeLister, check_tree
 log = logging.getLogger(__name__)
 
 POLICY_PATH = Path(__file__).with_name("policy.yaml")
-MEMO_LIMIT = 20_000
+MEMO_LIMIT = 4096  # members per memo generation (see volcano_py.kube.memo)
 LIST_MEMO_LIMIT = 64  # whole member lists remembered (by a 128-bit digest of their JSON)
 
 
@@ -72,8 +73,7 @@ class _MemberMemo:
         self._programs = tuple(rule.program for rule in rules)
         names = {var for _, var in self._rules}
         self._var = names.pop() if len(names) == 1 else None
-        self._limit = limit
-        self._entries: dict[str, _Outcomes] = {}
+        self._entries: GenerationMemo[str, _Outcomes] = GenerationMemo(limit)
         self.passed: _Outcomes = (True,) * len(rules)  # shared by every member passing all
 
     def outcomes(self, member: Any, key: str | None = None) -> _Outcomes:
@@ -91,9 +91,7 @@ class _MemberMemo:
             if not cel.int64_safe(member):
                 return self.evaluate(member, safe=False)
             found = self.evaluate(member)
-            if len(self._entries) >= self._limit:
-                self._entries.clear()  # crude but bounded; refills with what is in use
-            self._entries[key] = found
+            self._entries.put(key, found)
         return found
 
     def safe(self, member: Any, key: str | None) -> bool:

@@ -1,0 +1,38 @@
+"""GenerationMemo: bounded by two generations, keeps what is still asked for."""
+
+from __future__ import annotations
+
+import pytest
+
+from volcano_py.kube.memo import GenerationMemo
+
+
+def test_entries_in_use_survive_every_turnover_and_the_rest_are_dropped() -> None:
+    memo: GenerationMemo[str, int] = GenerationMemo(4)
+    memo.put("hot", 0)
+    for i in range(100):  # one-off keys churn through; "hot" is asked for now and then
+        memo.put(f"once-{i}", i)
+        if i % 3 == 0:
+            assert memo.get("hot") == 0
+        assert len(memo) <= 8
+    assert "hot" in memo
+    assert memo.get("once-0") is None  # long gone
+    assert memo.get("once-99") == 99
+
+
+def test_a_hit_in_the_previous_generation_moves_forward() -> None:
+    memo: GenerationMemo[str, int] = GenerationMemo(2)
+    memo.put("a", 1)
+    memo.put("b", 2)
+    memo.put("c", 3)  # a, b become the previous generation
+    assert memo.get("a") == 1  # moved into the current one (with c)
+    memo.put("d", 4)  # current (c, a) full: it becomes previous; b is dropped
+    assert memo.get("b") is None
+    assert memo.get("a") == 1
+    memo.clear()
+    assert len(memo) == 0
+
+
+def test_limit_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="limit"):
+        GenerationMemo(0)
