@@ -20,6 +20,7 @@ from typing import Any
 
 from volcano_py.api import resources as R
 from volcano_py.kube.runtime import tune_gc
+from volcano_py.logsetup import configure_logging
 from webhooks import certs
 from webhooks.app import create_app
 from webhooks.hypernodes import HyperNodeValidator, register
@@ -77,24 +78,33 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until terminated."""
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose >= 2 else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(4 if args.verbose >= 2 else 2)  # -v -v: DEBUG, like the manager's -v=4
     tune_gc()  # cached objects and memoised CEL values are acyclic; see kube/runtime.py
     cert_dir: Path = args.cert_dir
-    if args.self_signed:
-        certs.ensure(cert_dir, service=args.service, namespace=args.namespace)
-    elif certs.load_cert_dir(cert_dir) is None:
+    try:
+        if args.self_signed:
+            certs.ensure(cert_dir, service=args.service, namespace=args.namespace)
+        bundle = certs.load_cert_dir(cert_dir)
+    except (OSError, ValueError) as e:
+        log.error("--cert-dir %s: %s", cert_dir, e)
+        return 2
+    if bundle is None:
         log.error(
             "%s has no tls.crt/tls.key (use --self-signed or python -m webhooks.certs)", cert_dir
         )
         return 2
     use_cluster = not args.no_cluster
     if use_cluster and args.webhook_config:
-        bundle = certs.load_cert_dir(cert_dir)
-        assert bundle is not None
-        certs.patch_ca_bundle(_client(args.kubeconfig), args.webhook_config, bundle.ca_cert)
+        from volcano_py.kube.errors import ApiError, ConfigError
+
+        try:
+            certs.patch_ca_bundle(_client(args.kubeconfig), args.webhook_config, bundle.ca_cert)
+        except ConfigError as e:
+            log.error("%s", e)
+            return 2
+        except ApiError as e:
+            log.error("patching the caBundle of %s: %s", args.webhook_config, e)
+            return 1
 
     def app_factory() -> Any:
         return _build_app(args, use_cluster)
