@@ -1,6 +1,6 @@
-"""argparse ``type=`` functions for numeric flags: a bad value is argparse's usage error.
+"""argparse helpers: ``type=`` functions for numeric flags, and flags several commands share.
 
-``--schedule-period -1`` or ``--webhook-threads 0`` would otherwise get past the parser and
+A bad value is argparse's usage error: ``--schedule-period -1`` or ``--webhook-threads 0`` would otherwise get past the parser and
 fail later inside a thread (or never); these reject them up front with the flag's name,
 exit 2, the way argparse reports ``invalid int value``.
 """
@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import argparse
 import math
+
+
+def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--log-format text|json`` (``volcano_py.logsetup``)."""
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines or one JSON object per line (gunicorn's lines included)",
+    )
 
 
 def positive_float(value: str) -> float:

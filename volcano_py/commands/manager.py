@@ -18,6 +18,7 @@ from typing import Any
 
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.commands.argtypes import (
+    add_log_format_argument,
     non_negative_float,
     port,
     positive_float,
@@ -157,7 +158,14 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
-    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    add_log_format_argument(p)
+    p.add_argument(
+        "--webhook-access-log",
+        type=_bool,
+        default=False,
+        metavar="BOOL",
+        help="log one line per webhook request (gunicorn's access log)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -270,6 +278,7 @@ def run(args: argparse.Namespace) -> int:
             port=args.webhook_port,
             threads=args.webhook_threads,
             request_timeout=args.webhook_request_timeout,
+            access_log=args.webhook_access_log,
         ),
         post_worker_init=post_worker_init,
         on_exit=on_exit,

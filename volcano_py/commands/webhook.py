@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.api import resources as R
+from volcano_py.commands.argtypes import add_log_format_argument, port
 from volcano_py.kube.runtime import tune_gc
 from volcano_py.logsetup import configure_logging
 from webhooks import certs
@@ -40,7 +41,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--cert-dir", type=Path, required=True, help="folder with tls.crt and tls.key (and ca.crt)"
     )
-    parser.add_argument("--port", type=int, default=8443)
+    parser.add_argument("--port", type=port, default=8443)
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument(
         "--kubeconfig",
@@ -73,12 +74,17 @@ def add_parser(subparsers: Any) -> None:
         help="how often the certificate files are checked for changes",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0)
+    add_log_format_argument(parser)
+    parser.add_argument(
+        "--access-log", action="store_true", help="log one line per request (gunicorn's access log)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until terminated."""
-    configure_logging(4 if args.verbose >= 2 else 2)  # -v -v: DEBUG, like the manager's -v=4
+    # -v -v: DEBUG, like the manager's -v=4
+    configure_logging(4 if args.verbose >= 2 else 2, args.log_format)
     tune_gc()  # cached objects and memoised CEL values are acyclic; see kube/runtime.py
     cert_dir: Path = args.cert_dir
     try:
@@ -115,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         threads=args.threads,
         reload_interval=args.cert_reload_seconds,
+        access_log=args.access_log,
     )
     WebhookServer(app_factory, options).run()
     return 0

@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.binder import MemoryWriter
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
@@ -138,10 +139,11 @@ class Simulator:
         self.cache = SchedulerCache(scheduler_name)
         fill_cache(self.cache, objects)
         self.writer = MemoryWriter(self.cache)
+        self.notes = ChangeLog()
 
     def cycle(self) -> CycleResult:
         """One cycle."""
-        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer)
+        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer, self.notes)
 
     def run(self, max_cycles: int = MAX_CYCLES) -> SimulationResult:
         """Cycle until nothing changes (at most ``max_cycles``)."""

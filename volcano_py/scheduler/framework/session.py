@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -112,8 +113,19 @@ class _Points:
 class Session:
     """One cycle's view of the cluster and the plugins' functions."""
 
-    def __init__(self, snapshot: Snapshot, conf: SchedulerConf, plugins: PluginRegistry) -> None:
-        """Open a session (see the module docstring)."""
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        conf: SchedulerConf,
+        plugins: PluginRegistry,
+        notes: ChangeLog | None = None,
+    ) -> None:
+        """Open a session (see the module docstring).
+
+        ``notes``: where lines about a job are logged once per change across sessions (the
+        scheduler's; a fresh one, which logs everything, when None).
+        """
+        self.notes = notes if notes is not None else ChangeLog()
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
         self._nodes = snapshot.nodes
@@ -133,11 +145,13 @@ class Session:
         self._points = _Points()
         self._tiers: list[list[PluginOption]] = [list(t) for t in conf.tiers]
         for job in self.jobs.values():
-            resolve_job_topology(job, self.tree, self._nodes)
+            resolve_job_topology(job, self.tree, self._nodes, self.notes)
         self.plugins: list[Plugin] = []
         for tier in self._tiers:
             for option in tier:
-                plugin = plugins.get(option.name)(Arguments(option.name, option.arguments))
+                plugin = plugins.get(option.name)(
+                    Arguments(option.name, option.arguments, self.notes)
+                )
                 self.plugins.append(plugin)
                 plugin.on_session_open(self)
 

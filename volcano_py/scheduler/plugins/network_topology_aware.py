@@ -34,6 +34,7 @@ from volcano_py.api.constants import (
     NTA_ARG_BINPACK_RESOURCES,
     NTA_ARG_WEIGHT,
 )
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -59,7 +60,8 @@ DEFAULT_NORMAL_POD_FADING = 0.8
 def _weight(args: Arguments, key: str) -> int:
     value = args.get_int(key, DEFAULT_WEIGHT)
     if value < 0:
-        log.warning(
+        args.warn(
+            log,
             "plugin %s: %s=%d is negative, using %d",
             NETWORK_TOPOLOGY_AWARE_PLUGIN,
             key,
@@ -94,7 +96,8 @@ class NetworkTopologyAwarePlugin:
         )
         fading = args.get_float(NTA_ARG_BINPACK_NORMAL_POD_FADING, DEFAULT_NORMAL_POD_FADING)
         if fading < 0:
-            log.warning(
+            args.warn(
+                log,
                 "plugin %s: %s=%g is negative, using %g",
                 self.name,
                 NTA_ARG_BINPACK_NORMAL_POD_FADING,
@@ -183,7 +186,10 @@ class NetworkTopologyAwarePlugin:
                 hypernode, highest, job.allocated_hypernode, job.min_resources
             )
         except LookupError as e:
-            log.error(
+            notes = self._ssn.notes if self._ssn is not None else ChangeLog()
+            notes.error(
+                log,
+                job.uid,
                 "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
                 "allocatedHyperNode=%s: %s",
                 job.uid,
@@ -370,7 +376,13 @@ class NetworkTopologyAwarePlugin:
         }
         total_weight = sum(tier_weights.values())
         if total_weight <= 0:
-            log.warning("plugin %s: total tier weight is %g", self.name, total_weight)
+            ssn.notes.warning(
+                log,
+                f"plugin/{self.name}",
+                "plugin %s: total tier weight is %g",
+                self.name,
+                total_weight,
+            )
             return {}
         hn_score: dict[str, float] = {}
         scores: dict[str, float] = {}
