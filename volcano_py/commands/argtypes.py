@@ -1,8 +1,8 @@
 """argparse helpers: ``type=`` functions for numeric flags, and flags several commands share.
 
-A bad value is argparse's usage error: ``--schedule-period -1`` or ``--webhook-threads 0`` would otherwise get past the parser and
-fail later inside a thread (or never); these reject them up front with the flag's name,
-exit 2, the way argparse reports ``invalid int value``.
+A bad value is argparse's usage error: ``--schedule-period -1`` or ``--webhook-threads 0``
+would otherwise get past the parser and fail later inside a thread (or never); these reject
+them up front with the flag's name, exit 2, the way argparse reports ``invalid int value``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.scheduler.actions.fit_errors import (
     TierReport,
     nodes_message,
+    oversized_message,
     tier_shortfall,
     tiers_message,
 )
@@ -87,12 +88,20 @@ def allocate_without_topology(ssn: Session, job: JobInfo) -> bool:
     place_tasks(ssn, stmt, job, ssn.node_list(), reasons)
     if ssn.job_ready(job):
         stmt.commit()
+        if job.pending_tasks():  # a running gang scaling up: the extra pods say why they wait
+            _record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
         return True
     stmt.discard()
-    ssn.job_fit[job.uid] = JobFit(
-        NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + nodes_message(len(ssn.nodes), reasons)
-    )
+    _record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
     return False
+
+
+def _record_fit(ssn: Session, job: JobInfo, text: str) -> None:
+    """Why the job's pending tasks wait: a pod no node can hold first, then ``text``."""
+    oversized = oversized_message(job.pending_tasks(), ssn.node_list())
+    if oversized:
+        text = f"{oversized}; {text}"
+    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
 
 
 def allocate_with_topology(ssn: Session, job: JobInfo) -> bool:
@@ -195,8 +204,14 @@ def select_node(
 
 
 def gang_prefix(job: JobInfo) -> str:
-    """Volcano's gang message head."""
+    """Volcano's gang message head; a gang that is already ready is scaling up, not "not ready"."""
     pending = len(job.pending_tasks())
+    ready = job.ready_task_num()
+    if ready >= job.min_member > 0:
+        return (
+            f"{pending}/{len(job.tasks)} tasks unschedulable: the gang is running "
+            f"({ready} ready, {job.min_member} minAvailable) and scaling up; "
+        )
     return (
         f"{pending}/{len(job.tasks)} tasks in gang unschedulable: pod group is not ready, "
         f"{job.min_member} minAvailable; "
@@ -204,12 +219,18 @@ def gang_prefix(job: JobInfo) -> str:
 
 
 def job_need(job: JobInfo) -> Resource:
-    """What the gang needs: minResources, or the requests of the tasks still missing."""
-    if not job.min_resources.is_empty():
+    """What the gang needs: minResources, or the requests of the tasks still missing.
+
+    A gang that is already ready (running and scaling up) needs what its pending tasks ask.
+    """
+    pending = job.pending_tasks()
+    missing = job.min_member - job.ready_task_num()
+    if missing <= 0:
+        missing = len(pending)
+    elif not job.min_resources.is_empty():
         return job.min_resources
     need = Resource()
-    missing = job.min_member - job.ready_task_num()
-    for task in job.pending_tasks()[: max(0, missing)]:
+    for task in pending[:missing]:
         need.add(task.resreq)
     return need
 
@@ -253,4 +274,4 @@ def _record_topology_failure(ssn: Session, job: JobInfo, reasons: Counter[str]) 
     if reasons and all(r.fragmented for r in reports):
         # the reasons are those of the first task that found no node in its HyperNode
         text += "; " + nodes_message(sum(reasons.values()), reasons)
-    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
+    _record_fit(ssn, job, text)

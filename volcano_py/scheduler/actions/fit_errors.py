@@ -1,5 +1,8 @@
 """Messages a person can act on when a job cannot be placed.
 
+- First, when a pod is bigger than any node even empty (so no amount of waiting or
+  preempting helps): ``no single node can hold pod ns/big-0 (memory 100Gi > 64Gi)``, the
+  request against the largest allocatable of that resource on any node.
 - Per node, Kubernetes style: ``0/12 nodes are available: 4 Insufficient nvidia.com/gpu,
   8 node(s) didn't match Pod's node affinity/selector.``
 - Per tier, for topology jobs: ``tier 1: 0/96 fit (nvidia.com/gpu short by 4); tier 2: 0/12
@@ -12,7 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.api.task_info import TaskInfo
 
 
 def nodes_message(total: int, reasons: Counter[str]) -> str:
@@ -63,3 +68,29 @@ def tier_shortfall(need: Resource, idles: list[Resource]) -> dict[str, int]:
 def tiers_message(reports: list[TierReport]) -> str:
     """All tier reports joined with ``; ``."""
     return "; ".join(r.text() for r in reports)
+
+
+def oversized_message(tasks: list[TaskInfo], nodes: list[NodeInfo]) -> str:
+    """``no single node can hold pod ...`` when a task exceeds every node's allocatable, or ``""``.
+
+    Names the first such task and what it asks against the most any node has of each resource
+    it exceeds; when every resource exists somewhere but never together, says so.
+    """
+    oversized = [t for t in tasks if not any(t.resreq.less_equal(n.allocatable) for n in nodes)]
+    if not oversized or not nodes:
+        return ""
+    task = oversized[0]
+    largest = {name: max(n.allocatable.get(name) for n in nodes) for name, _ in task.resreq.items()}
+    over = [
+        f"{name} {format_amount(name, amount)} > {format_amount(name, largest[name])}"
+        for name, amount in task.resreq.items()
+        if amount > largest[name]
+    ]
+    if over:
+        detail = ", ".join(over)
+    else:
+        asked = " and ".join(f"{n} {format_amount(n, a)}" for n, a in task.resreq.items())
+        detail = f"no node has {asked} together"
+    more = len(oversized) - 1
+    others = f", nor {more} more pod{'s' if more > 1 else ''} of the job" if more else ""
+    return f"no single node can hold pod {task.uid} ({detail}){others}"
