@@ -76,7 +76,14 @@ def oversized_message(tasks: list[TaskInfo], nodes: list[NodeInfo]) -> str:
     Names the first such task and what it asks against the most any node has of each resource
     it exceeds; when every resource exists somewhere but never together, says so.
     """
-    oversized = [t for t in tasks if not any(t.resreq.less_equal(n.allocatable) for n in nodes)]
+    verdicts: dict[tuple[tuple[str, int], ...], bool] = {}  # a gang's pods mostly ask alike
+    oversized = []
+    for t in tasks:
+        ask = tuple(t.resreq.items())
+        if ask not in verdicts:
+            verdicts[ask] = not any(t.resreq.less_equal(n.allocatable) for n in nodes)
+        if verdicts[ask]:
+            oversized.append(t)
     if not oversized or not nodes:
         return ""
     task = oversized[0]
