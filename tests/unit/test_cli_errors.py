@@ -7,8 +7,6 @@ loop against a closed port, as a process, is in ``tests/e2e/test_cli_unreachable
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +25,6 @@ CLUSTER = str(ROOT / "examples/scheduler/cluster.yaml")
 DISCOVERY_CONF = str(ROOT / "examples/discovery/volcano-controller.conf")
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """``manager``/``webhook`` configure the root logger: start bare, put it back after."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    root.handlers[:] = []
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
 @pytest.fixture
 def files(tmp_path: Path) -> Path:
     (tmp_path / "empty.yaml").write_text("")
@@ -45,6 +32,11 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "scalars.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "afile").write_text("not a folder\n")
     (tmp_path / "bad.kubeconfig").write_text("clusters: [\n")
+    (tmp_path / "binary.yaml").write_bytes(b"kind: \xe3\x28\xa1\n")
+    (tmp_path / "meta.yaml").write_text("kind: Pod\nmetadata: 5\n")
+    (tmp_path / "quantity.yaml").write_text(
+        "kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n"
+    )
     return tmp_path
 
 
@@ -61,6 +53,13 @@ CASES = [
     (["explain", "--cluster", CLUSTER, "--job", "nope/x"], 1, "no PodGroup nope/x"),
     (["explain", "--cluster", "{d}/broken.yaml", "--job", "a/b"], 2, "broken.yaml"),
     (["tree", "--cluster", "{d}/nope.yaml"], 2, "nope.yaml"),
+    (["validate", "{d}/binary.yaml"], 2, "binary.yaml: cannot read: not UTF-8 text"),
+    (["discover", "--config", "{d}/binary.yaml", "--objects", "{d}/empty.yaml"], 2, "not UTF-8"),
+    (["simulate", "--cluster", "{d}/binary.yaml"], 2, "binary.yaml: not UTF-8 text"),
+    (["simulate", "--cluster", "{d}/meta.yaml"], 2, "Pod '': metadata: must be an object"),
+    (["explain", "--cluster", "{d}/quantity.yaml", "--job", "a/b"], 2, "Node n1: status.alloc"),
+    (["tree", "--cluster", "{d}/quantity.yaml"], 2, 'Invalid value: "lots"'),
+    (["tree", "--cluster", "{d}"], 2, "Is a directory"),
     (["tree", "--kubeconfig", "{d}/nope.kubeconfig"], 2, "kubeconfig {d}/nope.kubeconfig: no such"),
     (["tree", "--kubeconfig", "{d}/bad.kubeconfig"], 2, "kubeconfig {d}/bad.kubeconfig: cannot"),
     (["manager", "--kubeconfig", "{d}/nope.kubeconfig"], 2, "kubeconfig {d}/nope.kubeconfig"),

@@ -75,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
             objects = load_objects(args.cluster)
         else:
             objects = live_objects(args.kubeconfig, args.api_wait)
+        cache = SchedulerCache()
+        fill_cache(cache, objects)
     except (SnapshotError, OSError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
-    cache = SchedulerCache()
-    fill_cache(cache, objects)
     report = tree_report(cache)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")

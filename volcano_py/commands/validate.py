@@ -26,11 +26,11 @@ import argparse
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from volcano_py.commands.inputs import InputError, read_text, yaml_problem
 from webhooks.hypernodes.tree import StaticLister
 from webhooks.hypernodes.validator import HyperNodeValidator
 
@@ -38,10 +38,6 @@ KIND = "HyperNode"
 API_GROUP = "topology.volcano.sh/"
 API_VERSION = API_GROUP + "v1alpha1"
 NO_NAME = "metadata.name: Required value: name or generateName is required"
-
-
-class InputError(Exception):
-    """A file that cannot be read or parsed; the message names the file and line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +174,7 @@ def read_documents(path: str, allow_empty: bool = False) -> list[Document]:
     A file without any object is an error unless ``allow_empty`` (``kubectl apply`` says
     "no objects passed to apply").
     """
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-    documents = list(_documents(text, path))
+    documents = list(_documents(read_text(path), path))
     if not documents and not allow_empty:
         raise InputError(f"{path}:1: no objects in the file (expected HyperNode manifests)")
     return documents
@@ -205,10 +197,7 @@ def _documents(text: str, path: str) -> Iterator[Document]:
                 )
             yield from _flatten(obj, node, path)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        problem = getattr(e, "problem", None) or str(e)
-        raise InputError(f"{where}: invalid YAML/JSON: {problem}") from e
+        raise InputError(yaml_problem(path, e)) from e
     finally:
         loader.dispose()
 
