@@ -32,6 +32,12 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "scalars.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "afile").write_text("not a folder\n")
     (tmp_path / "bad.kubeconfig").write_text("clusters: [\n")
+    (tmp_path / "ftp.kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'ftp://example'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+    )
     (tmp_path / "binary.yaml").write_bytes(b"kind: \xe3\x28\xa1\n")
     (tmp_path / "meta.yaml").write_text("kind: Pod\nmetadata: 5\n")
     (tmp_path / "quantity.yaml").write_text(
@@ -62,6 +68,7 @@ CASES = [
     (["tree", "--cluster", "{d}"], 2, "Is a directory"),
     (["tree", "--kubeconfig", "{d}/nope.kubeconfig"], 2, "kubeconfig {d}/nope.kubeconfig: no such"),
     (["tree", "--kubeconfig", "{d}/bad.kubeconfig"], 2, "kubeconfig {d}/bad.kubeconfig: cannot"),
+    (["tree", "--kubeconfig", "{d}/ftp.kubeconfig"], 2, "not an http(s) server address"),
     (["manager", "--kubeconfig", "{d}/nope.kubeconfig"], 2, "kubeconfig {d}/nope.kubeconfig"),
     (["manager", "--controllers", "nope"], 2, "--controllers: unknown controller 'nope'"),
     (["manager", "--lease-duration", "5"], 2, "--lease-duration (5) must exceed"),

@@ -6,6 +6,8 @@ configuration (``ConfigError`` names the kubeconfig to fix) and asks the API ser
 (``say``: stderr for offline commands, the log for the manager) on every retry. After
 ``wait`` seconds (``--api-wait``, default ``DEFAULT_API_WAIT``) it gives up with a
 ``CommandError`` that names the server and the last error; the command prints it and exits 1.
+The bound is ``wait`` plus the attempt in flight: the client's connect timeout (10 s, TLS
+handshake included) and ``PROBE_TIMEOUT`` for the answer.
 Credentials the server refuses (401/403) are not retried: waiting will not fix them.
 
 Not a subcommand itself (it is not listed in ``COMMANDS``).
@@ -84,7 +86,11 @@ def connect(
         config = load_config(kubeconfig)
     except ConfigError as e:
         raise CommandError(str(e), exit_code=2) from e
-    client = KubeClient(config, qps=qps, burst=burst)
+    try:
+        client = KubeClient(config, qps=qps, burst=burst)
+    except ValueError as e:  # a server address that is not http(s)://host[:port]
+        where = f"kubeconfig {kubeconfig}" if kubeconfig else "the cluster configuration"
+        raise CommandError(f"{where}: {e}", exit_code=2) from e
     try:
         wait_for_api_server(
             lambda: client.request("GET", "/version", timeout=PROBE_TIMEOUT), config.host, wait, say
