@@ -29,6 +29,7 @@ from collections import Counter
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.scheduler.actions.fit_errors import (
     TierReport,
+    is_resource_reason,
     nodes_message,
     oversized_message,
     tier_shortfall,
@@ -270,8 +271,17 @@ def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
 
 def _record_topology_failure(ssn: Session, job: JobInfo, reasons: Counter[str]) -> None:
     reports = tier_reports(ssn, job)
+    nodes_said = nodes_message(sum(reasons.values()), reasons) if reasons else ""
+    if reasons and not any(is_resource_reason(r) for r in reasons):
+        # not ready, tainted, unschedulable, wrong selector: no node took the pod for a reason
+        # other than room, so that comes first and the tiers are not called "fragmented"
+        for report in reports:
+            report.fragmented = False
+        tiers = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
+        _record_fit(ssn, job, f"{nodes_said.rstrip('.')}; {tiers}")
+        return
     text = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
     if reasons and all(r.fragmented for r in reports):
         # the reasons are those of the first task that found no node in its HyperNode
-        text += "; " + nodes_message(sum(reasons.values()), reasons)
+        text += "; " + nodes_said
     _record_fit(ssn, job, text)

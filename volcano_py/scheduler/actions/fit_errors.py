@@ -5,6 +5,8 @@
   request against the largest allocatable of that resource on any node.
 - Per node, Kubernetes style: ``0/12 nodes are available: 4 Insufficient nvidia.com/gpu,
   8 node(s) didn't match Pod's node affinity/selector.``
+- When no node took a pod for a reason other than room (not ready, a taint, a selector), that
+  node message comes before the tier counts, which then do not call the tier "fragmented".
 - Per tier, for topology jobs: ``tier 1: 0/96 fit (nvidia.com/gpu short by 4); tier 2: 0/12
   fit (nvidia.com/gpu short by 4)`` — how many HyperNodes of each allowed tier were tried,
   how many could hold the gang, and what the roomiest of them lacked.
@@ -18,6 +20,11 @@ from dataclasses import dataclass, field
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import Resource, format_amount
 from volcano_py.scheduler.api.task_info import TaskInfo
+
+
+def is_resource_reason(reason: str) -> bool:
+    """A predicate reason about room (``Insufficient <resource>``, ``Too many pods``)."""
+    return reason.startswith("Insufficient ") or reason == "Too many pods"
 
 
 def nodes_message(total: int, reasons: Counter[str]) -> str:
