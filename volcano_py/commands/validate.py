@@ -1,8 +1,10 @@
 """``volcano-py validate FILE... [--existing FILE]``: lint HyperNode manifests without a cluster.
 
 Runs, for every HyperNode in the files, exactly what a cluster running volcano-py would do
-on create: the CRD's structural schema and CEL rules (what the API server checks), then the
-webhook's checks (the ValidatingAdmissionPolicy rules, RE2 patterns, the tree). Files may be
+on ``kubectl apply``: strict field validation (an unknown field such as ``spec.tierNmae`` is
+refused, as kubectl does by default), the CRD's structural schema and CEL rules (what the API
+server checks), then the webhook's checks (the ValidatingAdmissionPolicy rules, RE2
+patterns, the tree). Files may be
 YAML or JSON, hold several documents, or ``List`` objects; every document is checked.
 
 Refused as the cluster would refuse them, with the file and line: a ``kind`` that is not
@@ -31,6 +33,7 @@ from typing import Any
 import yaml
 
 from volcano_py.commands.inputs import InputError, read_text, yaml_problem
+from volcano_py.commands.strictfields import unknown_fields
 from webhooks.hypernodes.tree import StaticLister
 from webhooks.hypernodes.validator import HyperNodeValidator
 
@@ -114,6 +117,13 @@ def validate_documents(
         name = _name(doc.obj)
         if not name:
             lines.append(f"DENIED {doc.path}:{doc.line}: {NO_NAME}")
+            any_denied = True
+            continue
+        unknown = unknown_fields(doc.obj)
+        if unknown:
+            fields = ", ".join(f'unknown field "{f}"' for f in unknown)
+            where = doc.where(unknown[0].split(".")[0].split("[")[0])
+            lines.append(f"DENIED {name}: {where}: strict decoding error: {fields}")
             any_denied = True
             continue
         verdict = validator.validate(doc.obj)

@@ -230,3 +230,21 @@ def test_validate_accepts_an_empty_existing_file(
     args = ["validate", str(tmp_path / "in.yaml"), "--existing", str(tmp_path / "existing.yaml")]
     assert main(args) == 0
     assert capsys.readouterr().out == "OK rack-x\n"
+
+
+def test_validate_refuses_unknown_fields_like_kubectl_strict_validation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\n"
+        "metadata: {name: rack-x, labels: {team: a}, annotations: {note: b}}\n"
+        "spec:\n  tier: 1\n  tierNmae: rack\n  members:\n"
+        "  - {type: Node, selector: {exactMatch: {name: n1, nmae: n2}}}\n"
+        "  - {type: Node, selector: {labelMatch: {matchLabels: {any-key: any-value}}}}\n"
+    )
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"DENIED rack-x: {path}:4: strict decoding error: unknown field "
+        '"spec.members[0].selector.exactMatch.nmae", unknown field "spec.tierNmae"'
+    ]
