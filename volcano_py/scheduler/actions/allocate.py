@@ -99,7 +99,9 @@ def allocate_without_topology(ssn: Session, job: JobInfo) -> bool:
 
 def _record_fit(ssn: Session, job: JobInfo, text: str) -> None:
     """Why the job's pending tasks wait: a pod no node can hold first, then ``text``."""
-    oversized = oversized_message(job.pending_tasks(), ssn.node_list())
+    oversized = oversized_message(
+        job.pending_tasks(), ssn.nodes.values(), ssn.largest_allocatable()
+    )
     if oversized:
         text = f"{oversized}; {text}"
     ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)

@@ -49,7 +49,9 @@ class EnqueueAction:
             reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
             if reason is not None:
                 # a pod no node can hold even empty is the thing to fix first
-                oversized = oversized_message(job.pending_tasks(), ssn.node_list())
+                oversized = oversized_message(
+                    job.pending_tasks(), ssn.nodes.values(), ssn.largest_allocatable()
+                )
                 if oversized:
                     reason = f"{oversized}; {reason}"
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)

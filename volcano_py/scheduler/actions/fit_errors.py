@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -77,28 +78,32 @@ def tiers_message(reports: list[TierReport]) -> str:
     return "; ".join(r.text() for r in reports)
 
 
-def oversized_message(tasks: list[TaskInfo], nodes: list[NodeInfo]) -> str:
+def oversized_message(tasks: list[TaskInfo], nodes: Collection[NodeInfo], largest: Resource) -> str:
     """``no single node can hold pod ...`` when a task exceeds every node's allocatable, or ``""``.
 
-    Names the first such task and what it asks against the most any node has of each resource
-    it exceeds; when every resource exists somewhere but never together, says so.
+    ``largest``: per resource, the most any node has (``Session.largest_allocatable``). Names
+    the first such task and what it asks against that for each resource it exceeds; when every
+    resource exists somewhere but never together on one node, says so. Cheap on the failure
+    path it runs on: one verdict per distinct request, a request above ``largest`` needs no
+    scan, and a scan stops at the first node that could hold the pod.
     """
     verdicts: dict[tuple[tuple[str, int], ...], bool] = {}  # a gang's pods mostly ask alike
     oversized = []
     for t in tasks:
         ask = tuple(t.resreq.items())
         if ask not in verdicts:
-            verdicts[ask] = not any(t.resreq.less_equal(n.allocatable) for n in nodes)
+            verdicts[ask] = not t.resreq.less_equal(largest) or not any(
+                t.resreq.less_equal(n.allocatable) for n in nodes
+            )
         if verdicts[ask]:
             oversized.append(t)
     if not oversized or not nodes:
         return ""
     task = oversized[0]
-    largest = {name: max(n.allocatable.get(name) for n in nodes) for name, _ in task.resreq.items()}
     over = [
-        f"{name} {format_amount(name, amount)} > {format_amount(name, largest[name])}"
+        f"{name} {format_amount(name, amount)} > {format_amount(name, largest.get(name))}"
         for name, amount in task.resreq.items()
-        if amount > largest[name]
+        if amount > largest.get(name)
     ]
     if over:
         detail = ", ".join(over)

@@ -26,6 +26,7 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import PluginOption, SchedulerConf
@@ -139,6 +140,7 @@ class Session:
         self.hypernodes_ready = snapshot.tree.ready
         self.node_names = sorted(self._nodes)
         self._members_sorted: dict[str, list[str]] = {}
+        self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
         self.job_fit: dict[str, JobFit] = {}
         self.event_handlers: list[EventHandler] = []
@@ -168,6 +170,18 @@ class Session:
             self._nodes[name] = self._nodes[name].clone()
             self._owned.add(name)
         return self._nodes[name]
+
+    def largest_allocatable(self) -> Resource:
+        """Per resource, the most any one node has allocatable.
+
+        Computed once per session: allocatable does not change within one.
+        """
+        if self._largest_allocatable is None:
+            largest = Resource()
+            for node in self._nodes.values():
+                largest.max_with(node.allocatable)
+            self._largest_allocatable = largest
+        return self._largest_allocatable
 
     def node_list(self) -> list[NodeInfo]:
         """Every node, by name."""
