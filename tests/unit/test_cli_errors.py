@@ -75,6 +75,11 @@ CASES = [
     (["manager", "--scheduler-conf", "{d}/scalars.yaml"], 2, "--scheduler-conf {d}/scalars"),
     (["webhook", "--cert-dir", "{d}/afile", "--no-cluster"], 2, "--cert-dir {d}/afile"),
     (["webhook", "--cert-dir", "{d}/nocerts", "--no-cluster"], 2, "has no tls.crt"),
+    (
+        ["webhook", "--cert-dir", "{d}/certs", "--self-signed", "--kubeconfig", "{d}/nope.kc"],
+        2,
+        "kubeconfig {d}/nope.kc: no such file",
+    ),
 ]
 
 

@@ -100,6 +100,17 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     use_cluster = not args.no_cluster
+    if use_cluster and args.kubeconfig:
+        # asked for this cluster by name: a kubeconfig that does not load is an error, not a
+        # silent fallback to serving without tree context
+        from volcano_py.kube.client import load_config
+        from volcano_py.kube.errors import ConfigError
+
+        try:
+            load_config(args.kubeconfig)
+        except ConfigError as e:
+            log.error("%s", e)
+            return 2
     if use_cluster and args.webhook_config:
         from volcano_py.kube.errors import ApiError, ConfigError
 
