@@ -2,8 +2,10 @@
 
 The parser is assembled from ``volcano_py.commands``: each subcommand lives in its own module
 with an ``add_parser(subparsers)`` function and appears here as soon as that module exists.
-Exit codes: 0 success, 1 the command's own "no" (e.g. a denied HyperNode), 2 bad usage or
-unreadable input.
+Exit codes: 0 success, 1 the command's own "no" (e.g. a denied HyperNode) or a cluster that
+does not answer, 2 bad usage or unreadable input (argparse's message for a bad flag, one
+``error:`` line naming the file or kubeconfig otherwise), 130 interrupted. Bad input never
+ends in a traceback: a handler raises ``CommandError`` and ``main`` prints its message.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 
 from volcano_py import __version__
 from volcano_py.commands import COMMANDS
+from volcano_py.commands.cluster_access import CommandError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,5 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
-    result: int = handler(args)
+    try:
+        result: int = handler(args)
+    except CommandError as e:
+        sys.stderr.write(f"volcano-py {args.command}: error: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"volcano-py {args.command}: interrupted\n")
+        return 130
     return result

@@ -3,7 +3,10 @@
 ``-v`` maps klog's levels onto Python's: 0-1 WARNING, 2-3 INFO, 4 and above DEBUG (the
 kubernetes client's and urllib3's own loggers stay at WARNING below ``-v=6``). JSON lines
 carry ``ts``, ``level``, ``logger``, ``thread`` and ``msg`` (and ``exc`` for tracebacks), for
-log pipelines that parse structure.
+log pipelines that parse structure. With JSON, nothing else reaches stderr as plain text:
+``warnings`` go through the ``py.warnings`` logger, and an uncaught exception (main thread or
+any other) is logged at CRITICAL with its traceback in ``exc`` instead of being printed.
+gunicorn's loggers propagate here too (``webhooks.gunicorn_logging``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import time
+from types import TracebackType
 from typing import Literal
 
 LogFormat = Literal["text", "json"]
@@ -59,3 +64,27 @@ def configure_logging(verbosity: int = 2, fmt: LogFormat = "text") -> None:
     if verbosity < 6:
         for noisy in ("urllib3", "kubernetes"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    if fmt == "json":
+        logging.captureWarnings(True)
+        sys.excepthook = _log_uncaught
+        threading.excepthook = _log_uncaught_in_thread
+
+
+def _log_uncaught(
+    kind: type[BaseException], value: BaseException, tb: TracebackType | None
+) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    logging.getLogger("volcano_py").critical("uncaught exception", exc_info=(kind, value, tb))
+
+
+def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    logging.getLogger("volcano_py").critical(
+        "uncaught exception in thread %s",
+        name,
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )

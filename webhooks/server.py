@@ -7,6 +7,9 @@ master restarts the worker if it dies. ``app_factory`` is called in the worker, 
 and ``post_worker_init(worker)`` runs there too: that is where the manager starts its
 threads (never in the master: threads do not survive ``fork``).
 
+gunicorn's own log lines (and access lines, ``access_log``) go through the process's logging
+setup (``webhooks.gunicorn_logging``), so they share its format, JSON included.
+
 The worker is ``webhooks.worker.GuardedThreadWorker``: gthread, except that a request is read
 in full on the worker's event loop before a pool thread takes it, and a connection that does
 not deliver a complete request within ``request_timeout`` seconds is closed, so slow clients
@@ -36,6 +39,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from webhooks.certs import CERT_FILE, KEY_FILE
+from webhooks.gunicorn_logging import ProcessLogger
 from webhooks.worker import DEFAULT_REQUEST_TIMEOUT_S, GuardedThreadWorker
 
 log = logging.getLogger(__name__)
@@ -57,6 +61,7 @@ class ServerOptions:
     reload_interval: float = 5.0
     log_level: str = "info"
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S
+    access_log: bool = False
 
 
 # TLS 1.2 suites the webhook offers: forward secret (ECDHE) with an AEAD cipher only, no CBC.
@@ -147,7 +152,9 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             "keepalive": opts.keepalive,
             "backlog": opts.backlog,
             "loglevel": opts.log_level,
-            "accesslog": None,
+            # gunicorn's lines go through our logging setup (JSON with --log-format json)
+            "logger_class": f"{ProcessLogger.__module__}.{ProcessLogger.__name__}",
+            "accesslog": "-" if opts.access_log else None,
             "proc_name": "volcano-py",
             "post_worker_init": self._post_worker_init,
             "worker_exit": self._worker_exit,

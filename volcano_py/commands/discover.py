@@ -21,13 +21,13 @@ import json
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of, namespace_of
+from volcano_py.commands.inputs import InputError, read_text, yaml_problem
 from volcano_py.controllers.hypernode.config import (
     ConfigError,
     NetworkTopologyConfig,
@@ -47,10 +47,6 @@ from volcano_py.kube.store import Store
 
 JSON = dict[str, Any]
 DEFAULT_TIMEOUT_S = 120.0
-
-
-class InputError(Exception):
-    """A file that cannot be read or parsed."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -94,32 +90,27 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _read_text(path: str) -> str:
-    try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text()
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror or e}") from None
-
-
 def read_config(path: str) -> NetworkTopologyConfig:
     """The configuration in ``path``: a ``volcano-controller.conf`` document or its ConfigMap."""
-    text = _read_text(path)
+    text = read_text(path)
     try:
         document = yaml.safe_load(text)
         if isinstance(document, Mapping) and document.get("kind") == "ConfigMap":
             return config_from_configmap(document, default_namespace=namespace_of(document))
         return parse_config_text(text)
-    except (ConfigError, yaml.YAMLError) as e:
+    except yaml.YAMLError as e:
+        raise InputError(yaml_problem(path, e)) from None
+    except ConfigError as e:
         raise InputError(f"{path}: {e}") from None
 
 
 def read_objects(path: str) -> list[JSON]:
     """Every object in ``path`` (``List`` objects flattened)."""
-    text = _read_text(path)
+    text = read_text(path)
     try:
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError as e:
-        raise InputError(f"{path}: {e}") from None
+        raise InputError(yaml_problem(path, e)) from None
     objects: list[JSON] = []
     for document in documents:
         if not isinstance(document, dict):

@@ -12,14 +12,26 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from volcano_py.certkeeper import CertKeeper
-from volcano_py.controllers.framework import parse_controllers_flag
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.commands.argtypes import (
+    add_log_format_argument,
+    non_negative_float,
+    port,
+    positive_float,
+    positive_int,
+)
+from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
+from volcano_py.controllers.builtin import register_builtin_controllers
+from volcano_py.controllers.framework import (
+    ControllerRegistry,
+    UnknownControllerError,
+    parse_controllers_flag,
+)
+from volcano_py.kube.errors import ApiError
 from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
 from volcano_py.manager import Manager, ManagerOptions
@@ -67,6 +79,7 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster)")
+    add_api_wait_argument(p)
     p.add_argument(
         "--controllers",
         action="append",
@@ -81,14 +94,16 @@ def add_parser(subparsers: Any) -> None:
         help="schedulerName(s) served (repeatable; default volcano)",
     )
     p.add_argument("--scheduler-conf", help="volcano-scheduler.conf file (default: built-in tiers)")
-    p.add_argument("--schedule-period", type=float, default=1.0, help="seconds between cycles")
+    p.add_argument(
+        "--schedule-period", type=positive_float, default=1.0, help="seconds between cycles"
+    )
     p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler")
     p.add_argument("--webhook-host", default="0.0.0.0")
-    p.add_argument("--webhook-port", type=int, default=8443)
-    p.add_argument("--webhook-threads", type=int, default=8)
+    p.add_argument("--webhook-port", type=port, default=8443)
+    p.add_argument("--webhook-threads", type=positive_int, default=8)
     p.add_argument(
         "--webhook-request-timeout",
-        type=float,
+        type=positive_float,
         default=5.0,
         help="seconds a connection has to deliver a complete request before it is closed",
     )
@@ -105,13 +120,13 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--cert-check-interval",
-        type=float,
+        type=positive_float,
         default=3600.0,
         help="seconds between certificate checks (default 3600)",
     )
     p.add_argument(
         "--cert-validity",
-        type=float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="issue short-lived serving certificates valid this long (default: 365 days);"
@@ -120,9 +135,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL")
     p.add_argument("--lease-name", default="volcano-py")
     p.add_argument("--lease-namespace", help="default: the pod namespace")
-    p.add_argument("--lease-duration", type=float, default=15.0)
-    p.add_argument("--renew-deadline", type=float, default=10.0)
-    p.add_argument("--retry-period", type=float, default=2.0)
+    p.add_argument("--lease-duration", type=positive_float, default=15.0)
+    p.add_argument("--renew-deadline", type=positive_float, default=10.0)
+    p.add_argument("--retry-period", type=positive_float, default=2.0)
     p.add_argument(
         "--metrics-address",
         type=_address,
@@ -130,20 +145,27 @@ def add_parser(subparsers: Any) -> None:
         metavar="HOST:PORT",
         help="/healthz, /readyz and /metrics (plain HTTP)",
     )
-    p.add_argument("--kube-api-qps", type=float, default=500.0)
-    p.add_argument("--kube-api-burst", type=int, default=1000)
-    p.add_argument("--worker-threads", type=int, default=5)
-    p.add_argument("--worker-threads-for-podgroup", type=int, default=5)
+    p.add_argument("--kube-api-qps", type=non_negative_float, default=500.0)
+    p.add_argument("--kube-api-burst", type=positive_int, default=1000)
+    p.add_argument("--worker-threads", type=positive_int, default=5)
+    p.add_argument("--worker-threads-for-podgroup", type=positive_int, default=5)
     p.add_argument(
         "--bind-workers",
-        type=int,
+        type=positive_int,
         default=DEFAULT_BIND_WORKERS,
         help="concurrent pods/binding calls of the scheduler (more threads contend with "
         "admissions for the GIL; 4 already keeps kube-apiserver busy)",
     )
     p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
-    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    add_log_format_argument(p)
+    p.add_argument(
+        "--webhook-access-log",
+        type=_bool,
+        default=False,
+        metavar="BOOL",
+        help="log one line per webhook request (gunicorn's access log)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -175,6 +197,26 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     return options
 
 
+def check_flags(options: ManagerOptions) -> str | None:
+    """Why flags that parse one by one cannot run together (None: they can)."""
+    registry = ControllerRegistry()
+    register_builtin_controllers(registry)
+    try:
+        registry.enabled(options.controllers)
+    except UnknownControllerError as e:
+        return f"--controllers: {e}"
+    # client-go's leader election: lease-duration > renew-deadline > 1.2 * retry-period
+    if options.leader_elect and not (
+        options.lease_duration > options.renew_deadline > 1.2 * options.retry_period
+    ):
+        return (
+            f"--lease-duration ({options.lease_duration:g}) must exceed --renew-deadline "
+            f"({options.renew_deadline:g}), which must exceed 1.2 x --retry-period "
+            f"({options.retry_period:g})"
+        )
+    return None
+
+
 def check_scheduler_conf(path: str | None) -> str | None:
     """Why the ``--scheduler-conf`` file cannot run (None: it can, or there is none)."""
     if not path:
@@ -203,28 +245,12 @@ def run(args: argparse.Namespace) -> int:
     tune_gc()
     tune_switch_interval()
     options = options_from(args)
-    problem = check_scheduler_conf(options.scheduler_conf)
-    if problem:
-        # before anything listens or any worker boots: a bad file is a one-line error, exit 2
-        print(
-            f"volcano-py manager: --scheduler-conf {options.scheduler_conf}: {problem}",
-            file=sys.stderr,
-        )
-        return 2
-    cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
-    client = KubeClient(load_config(options.kubeconfig))
-    keeper = CertKeeper(
-        cert_dir,
-        client=client,
-        secret=args.webhook_cert_secret,
-        namespace=options.namespace,
-        service=args.webhook_service,
-        webhook_configuration=args.webhook_configuration,
-        interval=args.cert_check_interval,
-        lifetime=args.cert_validity,
-    )
-    keeper.sync()
-    client.close()
+    try:
+        keeper = prepare(args, options)
+    except CommandError as e:
+        # through the log, so --log-format json keeps every line JSON
+        log.error("volcano-py manager: %s", e)
+        return e.exit_code
     holder: dict[str, Manager] = {}
 
     def app_factory() -> Any:
@@ -247,14 +273,49 @@ def run(args: argparse.Namespace) -> int:
     server = WebhookServer(
         app_factory,
         ServerOptions(
-            cert_dir=cert_dir,
+            cert_dir=keeper.folder,
             host=args.webhook_host,
             port=args.webhook_port,
             threads=args.webhook_threads,
             request_timeout=args.webhook_request_timeout,
+            access_log=args.webhook_access_log,
         ),
         post_worker_init=post_worker_init,
         on_exit=on_exit,
     )
     server.run()
     return 0
+
+
+def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:
+    """The certificate keeper, once the scheduler conf, the API server and the cert are ready.
+
+    All of it happens before anything listens; ``CommandError`` says which step failed.
+    """
+    problem = check_flags(options)
+    conf_problem = check_scheduler_conf(options.scheduler_conf)
+    if conf_problem and not problem:
+        problem = f"--scheduler-conf {options.scheduler_conf}: {conf_problem}"
+    if problem:
+        # before any worker boots: a bad flag or file is a one-line error, exit 2
+        raise CommandError(problem, exit_code=2)
+    # the API server answers (or we say why not and exit) before anything listens
+    client = connect(options.kubeconfig, args.api_wait, log.warning)
+    cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
+    keeper = CertKeeper(
+        cert_dir,
+        client=client,
+        secret=args.webhook_cert_secret,
+        namespace=options.namespace,
+        service=args.webhook_service,
+        webhook_configuration=args.webhook_configuration,
+        interval=args.cert_check_interval,
+        lifetime=args.cert_validity,
+    )
+    try:
+        keeper.sync()
+    except (ApiError, OSError) as e:
+        raise CommandError(f"preparing the webhook certificate in {cert_dir}: {e}") from e
+    finally:
+        client.close()
+    return keeper

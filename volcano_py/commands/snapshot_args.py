@@ -32,7 +32,7 @@ def load_simulator(args: argparse.Namespace) -> Simulator | None:
     try:
         objects = load_objects(args.cluster)
         conf = load_scheduler_conf(args.scheduler_conf)
+        return Simulator(objects, conf, args.scheduler_name)
     except (SnapshotError, ConfError) as e:
         sys.stderr.write(f"error: {e}\n")
         return None
-    return Simulator(objects, conf, args.scheduler_name)

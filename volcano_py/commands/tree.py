@@ -6,7 +6,8 @@ under it, node count, allocatable and free cpu / memory / GPUs; broken links (cy
 parents, a node in two HyperNodes) are flagged. JSON: ``{"ready", "errors", "hyperNodes":
 {name: {"tier", "tierName", "parent", "children", "nodes", "nodeCount", "allocatable",
 "free"}}}``. SVG: tiers as rows with usage bars, for a browser.
-Exit 0; 2 when the input cannot be read.
+Exit 0; 2 when the input or the kubeconfig cannot be read; 1 when the API server does not
+answer within ``--api-wait`` seconds (it is retried with backoff meanwhile, said on stderr).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api.resources import HYPERNODES, NODES, PODS
+from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
 from volcano_py.kube.errors import ApiError
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.simulator import SnapshotError, fill_cache, load_objects
@@ -37,35 +39,47 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--cluster", metavar="FILE", help="snapshot file (default: live cluster)")
     parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster")
+    add_api_wait_argument(parser)
     parser.add_argument("-o", "--output", choices=("text", "json", "svg"), default="text")
     parser.set_defaults(handler=run)
 
 
-def live_objects(kubeconfig: str | None) -> list[JSON]:
-    """Nodes, HyperNodes and non-terminated pods from the cluster."""
-    from volcano_py.kube.client import KubeClient, load_config
-
-    client = KubeClient(load_config(kubeconfig))
+def live_objects(kubeconfig: str | None, api_wait: float) -> list[JSON]:
+    """Nodes, HyperNodes and non-terminated pods from the cluster; ``CommandError`` if not."""
+    client = connect(kubeconfig, api_wait, _say)
     objects: list[JSON] = []
-    for resource, kind, selector in (
-        (NODES, "Node", None),
-        (HYPERNODES, "HyperNode", None),
-        (PODS, "Pod", "status.phase!=Succeeded,status.phase!=Failed"),
-    ):
-        for item in client.list_all(resource, field_selector=selector):
-            objects.append(dict(item, kind=kind))
+    try:
+        for resource, kind, selector in (
+            (NODES, "Node", None),
+            (HYPERNODES, "HyperNode", None),
+            (PODS, "Pod", "status.phase!=Succeeded,status.phase!=Failed"),
+        ):
+            try:
+                items = list(client.list_all(resource, field_selector=selector))
+            except ApiError as e:
+                raise CommandError(f"listing {resource.plural}: {e}") from e
+            objects += [dict(item, kind=kind) for item in items]
+    finally:
+        client.close()
     return objects
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"volcano-py tree: {message}\n")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the tree."""
     try:
-        objects = load_objects(args.cluster) if args.cluster else live_objects(args.kubeconfig)
-    except (SnapshotError, ApiError, OSError) as e:
+        if args.cluster:
+            objects = load_objects(args.cluster)
+        else:
+            objects = live_objects(args.kubeconfig, args.api_wait)
+        cache = SchedulerCache()
+        fill_cache(cache, objects)
+    except (SnapshotError, OSError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
-    cache = SchedulerCache()
-    fill_cache(cache, objects)
     report = tree_report(cache)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -1,16 +1,24 @@
 """``volcano-py validate FILE... [--existing FILE]``: lint HyperNode manifests without a cluster.
 
 Runs, for every HyperNode in the files, exactly what a cluster running volcano-py would do
-on create: the CRD's structural schema and CEL rules (what the API server checks), then the
-webhook's checks (the ValidatingAdmissionPolicy rules, RE2 patterns, the tree). Files may be
-YAML or JSON, hold several documents, or ``List`` objects; objects of other kinds are
-skipped (``examples/`` mixes HyperNodes with workloads).
+on ``kubectl apply``: strict field validation (an unknown field such as ``spec.tierNmae`` is
+refused, as kubectl does by default), the CRD's structural schema and CEL rules (what the API
+server checks), then the webhook's checks (the ValidatingAdmissionPolicy rules, RE2
+patterns, the tree). Files may be
+YAML or JSON, hold several documents, or ``List`` objects; every document is checked.
+
+Refused as the cluster would refuse them, with the file and line: a ``kind`` that is not
+``HyperNode`` (``Hypernode``) or an ``apiVersion`` the CRD does not serve
+(``topology.volcano.sh/v1beta1``), a document without ``apiVersion``/``kind``, a file with no
+objects, and an object of another kind (``--ignore-other-kinds`` skips those instead, for files
+that mix HyperNodes with workloads; a misspelt HyperNode is still refused).
 
 Tree checks see the HyperNodes of ``--existing`` (what is already in the cluster) plus each
 object of the input that was allowed before it, as if the files were applied in order.
 
 Output, one line per HyperNode: ``OK <name>`` or ``DENIED <name>: <message>``, followed by
-``WARNING <name>: <warning>`` lines. Exit 0 when everything is allowed, 1 when something is
+``WARNING <name>: <warning>`` lines; a document that is not a HyperNode at all is
+``DENIED <file>:<line>: <message>``. Exit 0 when everything is allowed, 1 when something is
 denied, 2 when a file cannot be read or parsed (the message names the file and line).
 """
 
@@ -19,31 +27,34 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from volcano_py.commands.inputs import InputError, read_text, yaml_problem
+from volcano_py.commands.strictfields import unknown_fields
 from webhooks.hypernodes.tree import StaticLister
 from webhooks.hypernodes.validator import HyperNodeValidator
 
 KIND = "HyperNode"
 API_GROUP = "topology.volcano.sh/"
+API_VERSION = API_GROUP + "v1alpha1"
 NO_NAME = "metadata.name: Required value: name or generateName is required"
-
-
-class InputError(Exception):
-    """A file that cannot be read or parsed; the message names the file and line."""
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One object from a file, with where it starts."""
+    """One object from a file, with where it starts and the line of each top-level field."""
 
     obj: dict[str, Any]
     path: str
     line: int
+    field_lines: dict[str, int] = field(default_factory=dict)
+
+    def where(self, key: str | None = None) -> str:
+        """``<file>:<line>`` of the document, or of its field ``key`` when it has one."""
+        return f"{self.path}:{self.field_lines.get(key or '', self.line)}"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -62,24 +73,34 @@ def add_parser(subparsers: Any) -> None:
         metavar="FILE",
         help="HyperNodes already in the cluster, for the tree checks (repeatable)",
     )
+    parser.add_argument(
+        "--ignore-other-kinds",
+        action="store_true",
+        help="skip objects of other kinds instead of refusing them (files mixing workloads)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate every HyperNode in ``args.files``; see the module docstring for exit codes."""
     try:
-        existing = [d.obj for f in args.existing for d in read_documents(f) if is_hypernode(d.obj)]
+        existing = [
+            d.obj
+            for f in args.existing
+            for d in read_documents(f, allow_empty=True)
+            if is_hypernode(d.obj)
+        ]
         documents = [d for f in args.files for d in read_documents(f)]
     except InputError as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
-    lines, denied = validate_documents(documents, existing)
+    lines, denied = validate_documents(documents, existing, args.ignore_other_kinds)
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 1 if denied else 0
 
 
 def validate_documents(
-    documents: list[Document], existing: list[dict[str, Any]]
+    documents: list[Document], existing: list[dict[str, Any]], ignore_other_kinds: bool = False
 ) -> tuple[list[str], bool]:
     """The output lines and whether anything was denied."""
     lister = StaticLister(existing)
@@ -88,10 +109,21 @@ def validate_documents(
     any_denied = False
     for doc in documents:
         if not is_hypernode(doc.obj):
+            refusal = type_refusal(doc, ignore_other_kinds)
+            if refusal:
+                lines.append(f"DENIED {refusal}")
+                any_denied = True
             continue
         name = _name(doc.obj)
         if not name:
             lines.append(f"DENIED {doc.path}:{doc.line}: {NO_NAME}")
+            any_denied = True
+            continue
+        unknown = unknown_fields(doc.obj)
+        if unknown:
+            fields = ", ".join(f'unknown field "{f}"' for f in unknown)
+            where = doc.where(unknown[0].split(".")[0].split("[")[0])
+            lines.append(f"DENIED {name}: {where}: strict decoding error: {fields}")
             any_denied = True
             continue
         verdict = validator.validate(doc.obj)
@@ -106,21 +138,56 @@ def validate_documents(
 
 
 def is_hypernode(obj: Any) -> bool:
-    """A ``topology.volcano.sh`` HyperNode object."""
+    """A ``topology.volcano.sh/v1alpha1`` HyperNode object (the one version the CRD serves)."""
     return (
-        isinstance(obj, dict)
-        and obj.get("kind") == KIND
-        and str(obj.get("apiVersion", "")).startswith(API_GROUP)
+        isinstance(obj, dict) and obj.get("kind") == KIND and obj.get("apiVersion") == API_VERSION
     )
 
 
-def read_documents(path: str) -> list[Document]:
-    """Every object in ``path`` (``-`` = stdin), Lists flattened; raises ``InputError``."""
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-    return list(_documents(text, path))
+def type_refusal(doc: Document, ignore_other_kinds: bool) -> str:
+    """Why the cluster would not take ``doc`` as a HyperNode (``<file>:<line>: ...``), or ``""``.
+
+    A document that looks meant as a HyperNode (its kind spelt any case, or the
+    ``topology.volcano.sh`` group) is always refused; other kinds only without
+    ``ignore_other_kinds``.
+    """
+    api_version, kind = doc.obj.get("apiVersion"), doc.obj.get("kind")
+    for key, value in (("apiVersion", api_version), ("kind", kind)):
+        if not value:
+            return (
+                f"{doc.where(key)}: {key}: Required value: a HyperNode has "
+                f'"apiVersion: {API_VERSION}" and "kind: {KIND}"'
+            )
+        if not isinstance(value, str):
+            return f"{doc.where(key)}: {key}: Invalid value: must be a string"
+    api_version, kind = str(api_version), str(kind)
+    no_match = f'no matches for kind "{kind}" in version "{api_version}"'
+    if kind != KIND and (kind.lower() == KIND.lower() or api_version.startswith(API_GROUP)):
+        hint = f'did you mean "{KIND}"?' if kind.lower() == KIND.lower() else f"served: {KIND}"
+        return f'{doc.where("kind")}: kind: Invalid value: "{kind}": {no_match} ({hint})'
+    if kind == KIND:
+        return (
+            f'{doc.where("apiVersion")}: apiVersion: Invalid value: "{api_version}": '
+            f'{no_match} (HyperNode is served as "{API_VERSION}")'
+        )
+    if ignore_other_kinds:
+        return ""
+    return (
+        f'{doc.where()}: {kind} "{_name(doc.obj)}" ({api_version}) is not a HyperNode '
+        "(--ignore-other-kinds skips objects of other kinds)"
+    )
+
+
+def read_documents(path: str, allow_empty: bool = False) -> list[Document]:
+    """Every object in ``path`` (``-`` = stdin), Lists flattened; raises ``InputError``.
+
+    A file without any object is an error unless ``allow_empty`` (``kubectl apply`` says
+    "no objects passed to apply").
+    """
+    documents = list(_documents(read_text(path), path))
+    if not documents and not allow_empty:
+        raise InputError(f"{path}:1: no objects in the file (expected HyperNode manifests)")
+    return documents
 
 
 def _documents(text: str, path: str) -> Iterator[Document]:
@@ -138,28 +205,44 @@ def _documents(text: str, path: str) -> Iterator[Document]:
                 raise InputError(
                     f"{path}:{line}: a document must be an object, got {type(obj).__name__}"
                 )
-            yield from _flatten(obj, path, line)
+            yield from _flatten(obj, node, path)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        problem = getattr(e, "problem", None) or str(e)
-        raise InputError(f"{where}: invalid YAML/JSON: {problem}") from e
+        raise InputError(yaml_problem(path, e)) from e
     finally:
         loader.dispose()
 
 
-def _flatten(obj: dict[str, Any], path: str, line: int) -> Iterator[Document]:
+def _flatten(obj: dict[str, Any], node: yaml.Node, path: str) -> Iterator[Document]:
+    line = node.start_mark.line + 1
+    fields = _field_nodes(node)
     kind = obj.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and "items" in obj:
         items = obj.get("items") or []
         if not isinstance(items, list):
             raise InputError(f"{path}:{line}: {kind}.items must be a list")
-        for item in items:
+        _, item_nodes = fields.get("items", (node, node))
+        children = item_nodes.value if isinstance(item_nodes, yaml.SequenceNode) else []
+        for i, item in enumerate(items):
+            child = children[i] if i < len(children) else node
             if not isinstance(item, dict):
-                raise InputError(f"{path}:{line}: {kind}.items holds a non-object")
-            yield from _flatten(item, path, line)
+                raise InputError(
+                    f"{path}:{child.start_mark.line + 1}: {kind}.items[{i}] is not an object"
+                )
+            yield from _flatten(item, child, path)
         return
-    yield Document(obj, path, line)
+    lines = {key: k.start_mark.line + 1 for key, (k, _) in fields.items()}
+    yield Document(obj, path, line, lines)
+
+
+def _field_nodes(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """The top-level fields of a mapping node: name -> (key node, value node)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {
+        str(key.value): (key, value)
+        for key, value in node.value
+        if isinstance(key, yaml.ScalarNode)
+    }
 
 
 def _name(obj: dict[str, Any]) -> str:

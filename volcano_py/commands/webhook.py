@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.api import resources as R
+from volcano_py.commands.argtypes import add_log_format_argument, port
 from volcano_py.kube.runtime import tune_gc
+from volcano_py.logsetup import configure_logging
 from webhooks import certs
 from webhooks.app import create_app
 from webhooks.hypernodes import HyperNodeValidator, register
@@ -39,7 +41,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--cert-dir", type=Path, required=True, help="folder with tls.crt and tls.key (and ca.crt)"
     )
-    parser.add_argument("--port", type=int, default=8443)
+    parser.add_argument("--port", type=port, default=8443)
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument(
         "--kubeconfig",
@@ -72,29 +74,54 @@ def add_parser(subparsers: Any) -> None:
         help="how often the certificate files are checked for changes",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0)
+    add_log_format_argument(parser)
+    parser.add_argument(
+        "--access-log", action="store_true", help="log one line per request (gunicorn's access log)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until terminated."""
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose >= 2 else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    # -v -v: DEBUG, like the manager's -v=4
+    configure_logging(4 if args.verbose >= 2 else 2, args.log_format)
     tune_gc()  # cached objects and memoised CEL values are acyclic; see kube/runtime.py
     cert_dir: Path = args.cert_dir
-    if args.self_signed:
-        certs.ensure(cert_dir, service=args.service, namespace=args.namespace)
-    elif certs.load_cert_dir(cert_dir) is None:
+    try:
+        if args.self_signed:
+            certs.ensure(cert_dir, service=args.service, namespace=args.namespace)
+        bundle = certs.load_cert_dir(cert_dir)
+    except (OSError, ValueError) as e:
+        log.error("--cert-dir %s: %s", cert_dir, e)
+        return 2
+    if bundle is None:
         log.error(
             "%s has no tls.crt/tls.key (use --self-signed or python -m webhooks.certs)", cert_dir
         )
         return 2
     use_cluster = not args.no_cluster
+    if use_cluster and args.kubeconfig:
+        # asked for this cluster by name: a kubeconfig that does not load is an error, not a
+        # silent fallback to serving without tree context
+        from volcano_py.kube.client import load_config
+        from volcano_py.kube.errors import ConfigError
+
+        try:
+            load_config(args.kubeconfig)
+        except ConfigError as e:
+            log.error("%s", e)
+            return 2
     if use_cluster and args.webhook_config:
-        bundle = certs.load_cert_dir(cert_dir)
-        assert bundle is not None
-        certs.patch_ca_bundle(_client(args.kubeconfig), args.webhook_config, bundle.ca_cert)
+        from volcano_py.kube.errors import ApiError, ConfigError
+
+        try:
+            certs.patch_ca_bundle(_client(args.kubeconfig), args.webhook_config, bundle.ca_cert)
+        except ConfigError as e:
+            log.error("%s", e)
+            return 2
+        except ApiError as e:
+            log.error("patching the caBundle of %s: %s", args.webhook_config, e)
+            return 1
 
     def app_factory() -> Any:
         return _build_app(args, use_cluster)
@@ -105,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         threads=args.threads,
         reload_interval=args.cert_reload_seconds,
+        access_log=args.access_log,
     )
     WebhookServer(app_factory, options).run()
     return 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import os
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -32,7 +33,13 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from volcano_py.api.resources import Resource
-from volcano_py.kube.errors import ApiError, ConnectionFailed, TooManyRequests, error_for
+from volcano_py.kube.errors import (
+    ApiError,
+    ConfigError,
+    ConnectionFailed,
+    TooManyRequests,
+    error_for,
+)
 from volcano_py.kube.ratelimit import BucketRateLimiter
 from volcano_py.kube.transport import Stream, Transport
 
@@ -67,20 +74,34 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
 
     The order is the usual one: an explicit ``kubeconfig`` path, then ``$KUBECONFIG`` /
     ``~/.kube/config`` (as the kubernetes package resolves them), then the in-cluster
-    service account.
+    service account. Raises ``ConfigError`` naming what to fix: a ``kubeconfig`` path that
+    does not exist or cannot be loaded, a default file that exists but is broken, or no
+    configuration at all outside a cluster.
     """
     from kubernetes import config as kconfig
     from kubernetes.client import Configuration
 
     cfg = Configuration()
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise ConfigError(f"kubeconfig {kubeconfig}: no such file")
+    default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
     try:
         kconfig.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=kubeconfig, context=context, client_configuration=cfg
         )
-    except (kconfig.ConfigException, FileNotFoundError, TypeError):
-        if kubeconfig:
-            raise
-        kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    except Exception as e:  # the package raises ConfigException, OSError, YAML and type errors
+        source = kubeconfig or default
+        if kubeconfig or any(os.path.exists(p) for p in default.split(os.pathsep) if p):
+            detail = " ".join(str(e).split())
+            raise ConfigError(f"kubeconfig {source}: cannot load it: {detail}") from e
+        try:
+            kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        except kconfig.ConfigException as e2:
+            where = "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default kubeconfig"
+            raise ConfigError(
+                f"no cluster configuration: {where} {default} does not exist and this is not a "
+                f"pod in a cluster ({e2}); pass --kubeconfig FILE or set KUBECONFIG"
+            ) from e2
 
     def token() -> str | None:
         # kubernetes >= 3x keeps kubeconfig and in-cluster tokens under "BearerToken"

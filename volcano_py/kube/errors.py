@@ -13,6 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 
+class ConfigError(Exception):
+    """No usable cluster configuration (kubeconfig missing or broken, not in a cluster).
+
+    The message names the file or the variable to fix; commands print it as it is.
+    """
+
+
 class ApiError(Exception):
     """A non-success answer from the API server (or no answer at all)."""
 

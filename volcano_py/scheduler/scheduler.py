@@ -25,6 +25,7 @@ from volcano_py.api.constants import (
     DEFAULT_SCHEDULER_NAME,
     PodGroupPhase,
 )
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.events import Recorder
@@ -105,12 +106,19 @@ def run_cycle(
     plugins: PluginRegistry,
     actions: ActionRegistry,
     writer: Writer,
+    notes: ChangeLog | None = None,
 ) -> CycleResult:
-    """One scheduling cycle (see the module docstring)."""
+    """One scheduling cycle (see the module docstring).
+
+    ``notes`` remembers what was logged about each job across cycles, so a fact that holds
+    for many cycles is logged once (``ChangeLog``); the cycle starts a new generation of it.
+    """
     started = time.perf_counter()
     transition_id = str(uuid.uuid4())
     snapshot = cache.snapshot(active_only=True)
-    ssn = Session(snapshot, conf, plugins)
+    if notes is not None:
+        notes.new_cycle()
+    ssn = Session(snapshot, conf, plugins, notes)
     try:
         for name in conf.actions:
             action_started = time.perf_counter()
@@ -213,6 +221,7 @@ class Scheduler:
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
         self.client = client
         self._configmap_synced = configmap_synced
+        self.notes = ChangeLog()  # per-job log lines, once per change across cycles
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
         self._capacity_exported_at = float("-inf")
@@ -259,7 +268,7 @@ class Scheduler:
     def run_once(self) -> CycleResult:
         """One cycle now."""
         conf = self.conf_watch.current()
-        result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer)
+        result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer, self.notes)
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
         self.queue_events.record(fits, self.cache.podgroup)
         return result

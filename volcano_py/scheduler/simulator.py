@@ -19,6 +19,7 @@ import orjson
 import yaml
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING
 from volcano_py.scheduler.binder import MemoryWriter
@@ -46,7 +47,10 @@ def parse_objects(text: str, source: str = "<input>") -> list[JSON]:
         else:
             docs = list(yaml.safe_load_all(text))
     except (yaml.YAMLError, orjson.JSONDecodeError) as e:
-        raise SnapshotError(f"{source}: not valid YAML/JSON: {e}") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(e, "problem", None) or " ".join(str(e).split())
+        raise SnapshotError(f"{where}: not valid YAML/JSON: {problem}") from None
     objects: list[JSON] = []
     pending = list(docs)
     while pending:
@@ -63,8 +67,21 @@ def parse_objects(text: str, source: str = "<input>") -> list[JSON]:
             pending[:0] = [dict(item, kind=item.get("kind") or kind[:-4]) for item in doc["items"]]
             continue
         if kind in KINDS:
-            objects.append(doc)
+            objects.append(_checked(doc, source))
     return objects
+
+
+def _checked(obj: JSON, source: str) -> JSON:
+    """``obj`` when its metadata, spec and status are objects (what every reader assumes)."""
+    for part in ("metadata", "spec", "status"):
+        if obj.get(part) is not None and not isinstance(obj[part], dict):
+            meta = obj.get("metadata")
+            name = meta.get("name", "") if isinstance(meta, dict) else ""
+            raise SnapshotError(
+                f"{source}: {obj['kind']} {name!r}: {part}: must be an object, "
+                f"got {type(obj[part]).__name__}"
+            )
+    return obj
 
 
 def load_objects(path: str | Path) -> list[JSON]:
@@ -74,9 +91,11 @@ def load_objects(path: str | Path) -> list[JSON]:
         SnapshotError: when the file cannot be read or parsed.
     """
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise SnapshotError(f"{path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise SnapshotError(f"{path}: not UTF-8 text (byte {e.start})") from None
     return parse_objects(text, str(path))
 
 
@@ -133,20 +152,30 @@ def sub_jobs_view(job: JobInfo, snapshot: Snapshot) -> JSON:
 
 
 def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
-    """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, pods."""
+    """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, pods.
+
+    Raises:
+        SnapshotError: naming the object (and the field, when known) that cannot be read.
+    """
     by_kind: dict[str, list[JSON]] = {kind: [] for kind in KINDS}
     for obj in objects:
         by_kind[obj["kind"]].append(obj)
-    for node in by_kind["Node"]:
-        cache.update_node(node)
-    for hn in by_kind["HyperNode"]:
-        cache.update_hypernode(hn)
-    for queue in by_kind["Queue"]:
-        cache.update_queue(queue)
-    for pg in by_kind["PodGroup"]:
-        cache.update_podgroup(pg)
-    for pod in by_kind["Pod"]:
-        cache.update_pod(pod)
+    feeds = {
+        "Node": cache.update_node,
+        "HyperNode": cache.update_hypernode,
+        "Queue": cache.update_queue,
+        "PodGroup": cache.update_podgroup,
+        "Pod": cache.update_pod,
+    }
+    for kind in KINDS:
+        for obj in by_kind[kind]:
+            try:
+                feeds[kind](obj)
+            # a snapshot is hand-made input: any of these means a field of the wrong shape
+            except (ValueError, TypeError, AttributeError, KeyError) as e:
+                meta = obj.get("metadata") or {}
+                key = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+                raise SnapshotError(f"{kind} {key or '(no name)'}: {e}") from e
 
 
 class Simulator:
@@ -164,10 +193,11 @@ class Simulator:
         self.cache = SchedulerCache(scheduler_name)
         fill_cache(self.cache, objects)
         self.writer = MemoryWriter(self.cache)
+        self.notes = ChangeLog()
 
     def cycle(self) -> CycleResult:
         """One cycle."""
-        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer)
+        return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer, self.notes)
 
     def run(self, max_cycles: int = MAX_CYCLES) -> SimulationResult:
         """Cycle until nothing changes (at most ``max_cycles``)."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 
 from volcano_py.api.constants import NetworkTopologyMode
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -36,8 +37,17 @@ from volcano_py.scheduler.api.task_info import OCCUPYING
 log = logging.getLogger(__name__)
 
 
-def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, NodeInfo]) -> None:
-    """Fill in the session-level topology facts of ``job`` (see the module docstring)."""
+def resolve_job_topology(
+    job: JobInfo,
+    tree: HyperNodeTree,
+    nodes: dict[str, NodeInfo],
+    notes: ChangeLog | None = None,
+) -> None:
+    """Fill in the session-level topology facts of ``job`` (see the module docstring).
+
+    What it logs goes through ``notes``: once per change, not once per cycle.
+    """
+    notes = notes if notes is not None else ChangeLog()
     job.topology_error = ""
     if job.policies:
         if job.mode is None and not tree.ready and any(sj.mode for sj in job.sub_jobs.values()):
@@ -69,14 +79,16 @@ def resolve_job_topology(job: JobInfo, tree: HyperNodeTree, nodes: dict[str, Nod
             )
             return
         else:
-            log.info(
+            notes.info(
+                log,
+                job.uid,
                 "job %s: highestTierName %r is unknown; soft mode goes on without it",
                 job.uid,
                 job.highest_tier_name,
             )
     if hard and job.highest_tier is None:
         job.highest_tier = tree.top.tier
-    _check_allocated_hypernode(job, tree, nodes)
+    _check_allocated_hypernode(job, tree, nodes, notes)
     allocated = tree.hypernodes.get(job.allocated_hypernode)
     tier_cap = job.highest_tier
     if hard and allocated is not None and tier_cap is not None and allocated.tier > tier_cap:
@@ -108,7 +120,7 @@ def _quarantined_needs(job: JobInfo, tree: HyperNodeTree) -> list[str]:
 
 
 def _check_allocated_hypernode(
-    job: JobInfo, tree: HyperNodeTree, nodes: dict[str, NodeInfo]
+    job: JobInfo, tree: HyperNodeTree, nodes: dict[str, NodeInfo], notes: ChangeLog
 ) -> None:
     placed = [
         t.node_name
@@ -116,7 +128,9 @@ def _check_allocated_hypernode(
         if t.status in OCCUPYING and t.node_name and t.node_name in nodes
     ]
     if job.allocated_hypernode and (job.allocated_hypernode not in tree.hypernodes or not placed):
-        log.info(
+        notes.info(
+            log,
+            job.uid,
             "job %s: dropping AllocatedHyperNode %s (gone or nothing placed)",
             job.uid,
             job.allocated_hypernode,
@@ -129,8 +143,13 @@ def _check_allocated_hypernode(
         leaf = tree.leaf_of(node)
         lca = tree.lca(lca, leaf) if lca else leaf
     job.allocated_hypernode = lca
-    log.info(
-        "job %s: recovered AllocatedHyperNode %s from %d placed tasks", job.uid, lca, len(placed)
+    notes.info(
+        log,
+        job.uid,
+        "job %s: recovered AllocatedHyperNode %s from %d placed tasks",
+        job.uid,
+        lca,
+        len(placed),
     )
 
 

@@ -46,3 +46,33 @@ def test_prometheus_queue_metrics_feed_the_registry() -> None:
     assert REGISTRY.get_sample_value("volcano_workqueue_adds_total", {"name": "unit-q"}) == 2
     assert REGISTRY.get_sample_value("volcano_workqueue_depth", {"name": "unit-q"}) == 7
     assert REGISTRY.get_sample_value("volcano_workqueue_retries_total", {"name": "unit-q"}) == 1
+
+
+def test_json_logging_turns_warnings_and_uncaught_exceptions_into_json_lines(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+    import threading
+    import warnings
+
+    from volcano_py.logsetup import configure_logging
+
+    configure_logging(2, "json")
+    warnings.warn("deprecated knob", DeprecationWarning, stacklevel=1)
+    worker = threading.Thread(target=lambda: 1 / 0, name="scheduler:loop")
+    worker.start()
+    worker.join()
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        sys.excepthook(*sys.exc_info())  # what the interpreter calls for an uncaught one
+    entries = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [(e["logger"], e["level"]) for e in entries] == [
+        ("py.warnings", "warning"),
+        ("volcano_py", "critical"),
+        ("volcano_py", "critical"),
+    ]
+    assert "deprecated knob" in entries[0]["msg"]
+    assert entries[1]["msg"] == "uncaught exception in thread scheduler:loop"
+    assert "ZeroDivisionError" in entries[1]["exc"]
+    assert "RuntimeError: boom" in entries[2]["exc"]

@@ -8,6 +8,8 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``within``: ``{ns/podgroup: hypernode}`` — every pod of the group lands under it;
 - ``phases``, ``allocatedHyperNode``: per PodGroup;
 - ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message;
+- ``podMessages``: ``{ns/pod: substring}`` of a FailedScheduling event of the pod, and
+  ``notInMessages``: substrings no condition message and no such event may contain;
 - ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end;
 - ``subJobs``: ``{ns/podgroup: {subjob: hypernode}}`` — each SubJob's allocated HyperNode
   (the lowest holding its pods; ``""`` when none is placed).
@@ -77,3 +79,12 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     for group, text in (expect.get("messages") or {}).items():
         messages = [c["message"] for c in result.podgroups[group]["conditions"]]
         assert any(text in m for m in messages), (group, messages)
+    events = [(key, message) for key, _, message in result.events]
+    for pod, text in (expect.get("podMessages") or {}).items():
+        said = [m for key, m in events if key == pod]
+        assert any(text in m for m in said), (pod, said)
+    everything = [m for _, m in events] + [
+        c.get("message", "") for pg in result.podgroups.values() for c in pg["conditions"]
+    ]
+    for text in expect.get("notInMessages") or ():
+        assert not any(text in m for m in everything), (text, everything)

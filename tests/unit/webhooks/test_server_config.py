@@ -83,3 +83,43 @@ def test_tls12_offers_only_ecdhe_aead_suites(tmp_path: Path) -> None:
     )
     with pytest.raises(ssl.SSLError):
         _handshake(context, _tls12_client("ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA"))
+
+
+def test_gunicorn_lines_go_through_the_process_json_logging(tmp_path: Path) -> None:
+    import io
+    import json
+    import logging
+
+    from gunicorn.glogging import Logger
+
+    from volcano_py.logsetup import JsonFormatter
+    from webhooks.gunicorn_logging import ProcessLogger
+
+    server = WebhookServer(lambda: None, ServerOptions(None, port=1, access_log=True))
+    assert server.cfg.logger_class is ProcessLogger
+    assert server.cfg.accesslog == "-"
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    try:
+        glog = ProcessLogger(server.cfg)
+        assert isinstance(glog, Logger)
+        glog.info("Booting worker with pid: %s", 42)
+        glog.error("Worker (pid:%s) exited", 42)
+        glog.debug("not at INFO")
+        glog.access_log.info("127.0.0.1 - - POST /hypernodes/validate 200")
+    finally:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        for name in ("gunicorn.error", "gunicorn.access"):
+            logging.getLogger(name).propagate = False
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(e["logger"], e["level"], e["msg"]) for e in entries] == [
+        ("gunicorn.error", "info", "Booting worker with pid: 42"),
+        ("gunicorn.error", "error", "Worker (pid:42) exited"),
+        ("gunicorn.access", "info", "127.0.0.1 - - POST /hypernodes/validate 200"),
+    ]

@@ -29,7 +29,12 @@ from collections import Counter
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
-from volcano_py.scheduler.actions.fit_errors import nodes_message, tiers_message
+from volcano_py.scheduler.actions.fit_errors import (
+    is_resource_reason,
+    nodes_message,
+    oversized_message,
+    tiers_message,
+)
 from volcano_py.scheduler.actions.placement import (
     gang_prefix,
     place_tasks,
@@ -84,12 +89,22 @@ def allocate_without_topology(ssn: Session, job: JobInfo) -> bool:
     place_tasks(ssn, stmt, job, ssn.node_list(), reasons)
     if ssn.job_ready(job):
         stmt.commit()
+        if job.pending_tasks():  # a running gang scaling up: the extra pods say why they wait
+            record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
         return True
     stmt.discard()
-    ssn.job_fit[job.uid] = JobFit(
-        NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + nodes_message(len(ssn.nodes), reasons)
-    )
+    record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
     return False
+
+
+def record_fit(ssn: Session, job: JobInfo, text: str) -> None:
+    """Why the job's pending tasks wait: a pod no node can hold first, then ``text``."""
+    oversized = oversized_message(
+        job.pending_tasks(), ssn.nodes.values(), ssn.largest_allocatable()
+    )
+    if oversized:
+        text = f"{oversized}; {text}"
+    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
 
 
 def allocate_with_topology(ssn: Session, job: JobInfo) -> bool:
@@ -131,8 +146,17 @@ def try_hypernode(
 
 def _record_topology_failure(ssn: Session, job: JobInfo, reasons: Counter[str]) -> None:
     reports = tier_reports(ssn, job)
+    nodes_said = nodes_message(sum(reasons.values()), reasons) if reasons else ""
+    if reasons and not any(is_resource_reason(r) for r in reasons):
+        # not ready, tainted, unschedulable, wrong selector: no node took the pod for a reason
+        # other than room, so that comes first and the tiers are not called "fragmented"
+        for report in reports:
+            report.fragmented = False
+        tiers = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
+        record_fit(ssn, job, f"{nodes_said.rstrip('.')}; {tiers}")
+        return
     text = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
     if reasons and all(r.fragmented for r in reports):
         # the reasons are those of the first task that found no node in its HyperNode
-        text += "; " + nodes_message(sum(reasons.values()), reasons)
-    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
+        text += "; " + nodes_said
+    record_fit(ssn, job, text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
+from volcano_py.scheduler.actions.fit_errors import oversized_message
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins.overcommit import OvercommitGate
 
@@ -47,6 +48,12 @@ class EnqueueAction:
                 continue
             reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
             if reason is not None:
+                # a pod no node can hold even empty is the thing to fix first
+                oversized = oversized_message(
+                    job.pending_tasks(), ssn.nodes.values(), ssn.largest_allocatable()
+                )
+                if oversized:
+                    reason = f"{oversized}; {reason}"
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
                 continue
             job.phase = PodGroupPhase.INQUEUE

@@ -107,8 +107,14 @@ def select_node(
 
 
 def gang_prefix(job: JobInfo) -> str:
-    """Volcano's gang message head."""
+    """Volcano's gang message head; a gang that is already ready is scaling up, not "not ready"."""
     pending = len(job.pending_tasks())
+    ready = job.ready_task_num()
+    if ready >= job.min_member > 0:
+        return (
+            f"{pending}/{len(job.tasks)} tasks unschedulable: the gang is running "
+            f"({ready} ready, {job.min_member} minAvailable) and scaling up; "
+        )
     return (
         f"{pending}/{len(job.tasks)} tasks in gang unschedulable: pod group is not ready, "
         f"{job.min_member} minAvailable; "
@@ -120,7 +126,20 @@ def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
     hard, highest = job.is_hard_topology_mode()
     if not hard:
         highest = ssn.tree.top.tier
-    return reach_reports(ssn, job.gang_min_resources(), highest, job.allocated_hypernode)
+    return reach_reports(ssn, _shortfall_need(job), highest, job.allocated_hypernode)
+
+
+def _shortfall_need(job: JobInfo) -> Resource:
+    """What the tier counts compare with: the gang's need, or its pending tasks' once ready.
+
+    A ready gang (running and scaling up) is short of what its extra pods ask.
+    """
+    if job.ready_task_num() >= job.min_member:
+        need = Resource()
+        for task in job.pending_tasks():
+            need.add(task.resreq)
+        return need
+    return job.gang_min_resources()
 
 
 def reach_reports(

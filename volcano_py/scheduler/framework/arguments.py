@@ -8,8 +8,11 @@ as YAML numbers or as strings (``"10"``), as Volcano accepts both.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from volcano_py.kube.changelog import ChangeLog
 
 
 class ConfError(ValueError):
@@ -19,10 +22,21 @@ class ConfError(ValueError):
 class Arguments(Mapping[str, Any]):
     """Typed getters over a plugin's arguments."""
 
-    def __init__(self, plugin: str, values: Mapping[str, Any] | None = None) -> None:
-        """Arguments of ``plugin`` (the name goes into error messages)."""
+    def __init__(
+        self, plugin: str, values: Mapping[str, Any] | None = None, notes: ChangeLog | None = None
+    ) -> None:
+        """Arguments of ``plugin`` (the name goes into error messages).
+
+        ``notes``: the session's ``ChangeLog``, so a fallback the plugin logs when it is built
+        (every session) is logged once per conf, not once per cycle.
+        """
         self.plugin = plugin
         self._values = dict(values or {})
+        self._notes = notes if notes is not None else ChangeLog()
+
+    def warn(self, logger: logging.Logger, msg: str, *args: Any) -> None:
+        """Log a warning about these arguments, once while it repeats."""
+        self._notes.warning(logger, f"plugin/{self.plugin}", msg, *args)
 
     def __getitem__(self, key: str) -> Any:
         """The raw value."""

@@ -22,10 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
@@ -119,8 +121,19 @@ class _Points:
 class Session:
     """One cycle's view of the cluster and the plugins' functions."""
 
-    def __init__(self, snapshot: Snapshot, conf: SchedulerConf, plugins: PluginRegistry) -> None:
-        """Open a session (see the module docstring)."""
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        conf: SchedulerConf,
+        plugins: PluginRegistry,
+        notes: ChangeLog | None = None,
+    ) -> None:
+        """Open a session (see the module docstring).
+
+        ``notes``: where lines about a job are logged once per change across sessions (the
+        scheduler's; a fresh one, which logs everything, when None).
+        """
+        self.notes = notes if notes is not None else ChangeLog()
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
         self._nodes = snapshot.nodes
@@ -134,17 +147,20 @@ class Session:
         self.hypernodes_ready = snapshot.tree.ready
         self.node_names = sorted(self._nodes)
         self._members_sorted: dict[str, list[str]] = {}
+        self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
         self.job_fit: dict[str, JobFit] = {}
         self.event_handlers: list[EventHandler] = []
         self._points = _Points()
         self._tiers: list[list[PluginOption]] = [list(t) for t in conf.tiers]
         for job in self.jobs.values():
-            resolve_job_topology(job, self.tree, self._nodes)
+            resolve_job_topology(job, self.tree, self._nodes, self.notes)
         self.plugins: list[Plugin] = []
         for tier in self._tiers:
             for option in tier:
-                plugin = plugins.get(option.name)(Arguments(option.name, option.arguments))
+                plugin = plugins.get(option.name)(
+                    Arguments(option.name, option.arguments, self.notes)
+                )
                 self.plugins.append(plugin)
                 plugin.on_session_open(self)
 
@@ -161,6 +177,18 @@ class Session:
             self._nodes[name] = self._nodes[name].clone()
             self._owned.add(name)
         return self._nodes[name]
+
+    def largest_allocatable(self) -> Resource:
+        """Per resource, the most any one node has allocatable.
+
+        Computed once per session: allocatable does not change within one.
+        """
+        if self._largest_allocatable is None:
+            largest = Resource()
+            for node in self._nodes.values():
+                largest.max_with(node.allocatable)
+            self._largest_allocatable = largest
+        return self._largest_allocatable
 
     def node_list(self) -> list[NodeInfo]:
         """Every node, by name."""

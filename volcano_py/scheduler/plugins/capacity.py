@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from volcano_py.api.queue import ROOT_QUEUE
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.proportion import register_quota_hooks
@@ -56,7 +57,7 @@ class CapacityPlugin:
             for n, g in attr.guarantee.items():
                 deserved[n] = max(deserved.get(n, 0.0), g)
             attr.deserved = {n: min(v, real.get(n, v)) for n, v in deserved.items()}
-        chains = {name: self._chain(name, attrs) for name in attrs}
+        chains = {name: self._chain(name, attrs, ssn.notes) for name in attrs}
         # a parent holds what its children hold
         for name, attr in attrs.items():
             for ancestor in chains[name][1:]:
@@ -77,7 +78,7 @@ class CapacityPlugin:
         )
 
     @staticmethod
-    def _chain(name: str, attrs: dict[str, QueueAttr]) -> list[QueueAttr]:
+    def _chain(name: str, attrs: dict[str, QueueAttr], notes: ChangeLog) -> list[QueueAttr]:
         """The queue and its ancestors, nearest first."""
         chain = [attrs[name]]
         seen = {name}
@@ -87,7 +88,9 @@ class CapacityPlugin:
             if parent not in attrs:
                 parent = ROOT_QUEUE
             if parent in seen:
-                log.warning("queue %s: parent cycle at %s, cut there", name, parent)
+                notes.warning(
+                    log, f"queue/{name}", "queue %s: parent cycle at %s, cut there", name, parent
+                )
                 break
             seen.add(parent)
             chain.append(attrs[parent])

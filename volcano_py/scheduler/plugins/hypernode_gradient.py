@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from volcano_py.api.constants import NetworkTopologyMode
+from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
@@ -89,8 +90,11 @@ class HyperNodeGradients:
         try:
             return self.hypernode_gradient(hypernode, highest, allocated, need)
         except LookupError as e:
-            log.log(
+            notes = self._ssn.notes if self._ssn is not None else ChangeLog()
+            notes.log(
+                log,
                 level,
+                who,
                 "build hyperNode gradient fail: job=%s hyperNode=%s highestAllowedTier=%d "
                 "allocatedHyperNode=%s: %s",
                 who,

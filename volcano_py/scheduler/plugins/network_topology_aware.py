@@ -59,7 +59,8 @@ DEFAULT_NORMAL_POD_FADING = 0.8
 def _weight(args: Arguments, key: str) -> int:
     value = args.get_int(key, DEFAULT_WEIGHT)
     if value < 0:
-        log.warning(
+        args.warn(
+            log,
             "plugin %s: %s=%d is negative, using %d",
             NETWORK_TOPOLOGY_AWARE_PLUGIN,
             key,
@@ -94,7 +95,8 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         )
         fading = args.get_float(NTA_ARG_BINPACK_NORMAL_POD_FADING, DEFAULT_NORMAL_POD_FADING)
         if fading < 0:
-            log.warning(
+            args.warn(
+                log,
                 "plugin %s: %s=%g is negative, using %g",
                 self.name,
                 NTA_ARG_BINPACK_NORMAL_POD_FADING,
@@ -295,7 +297,13 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         }
         total_weight = sum(tier_weights.values())
         if total_weight <= 0:
-            log.warning("plugin %s: total tier weight is %g", self.name, total_weight)
+            ssn.notes.warning(
+                log,
+                f"plugin/{self.name}",
+                "plugin %s: total tier weight is %g",
+                self.name,
+                total_weight,
+            )
             return {}
         hn_score: dict[str, float] = {}
         scores: dict[str, float] = {}

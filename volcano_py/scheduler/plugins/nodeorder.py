@@ -66,7 +66,7 @@ class NodeOrderPlugin:
         for key, default in DEFAULTS.items():
             value = args.get_int(key, default)
             if value < 0:
-                log.warning("plugin nodeorder: %s=%d is negative, using %d", key, value, default)
+                args.warn(log, "plugin nodeorder: %s=%d is negative, using %d", key, value, default)
                 value = default
             self.weights[key] = value
         self._cache: dict[tuple[str, str], tuple[int, float]] = {}

@@ -1,0 +1,70 @@
+"""argparse helpers: ``type=`` functions for numeric flags, and flags several commands share.
+
+A bad value is argparse's usage error: ``--schedule-period -1`` or ``--webhook-threads 0``
+would otherwise get past the parser and fail later inside a thread (or never); these reject
+them up front with the flag's name, exit 2, the way argparse reports ``invalid int value``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--log-format text|json`` (``volcano_py.logsetup``)."""
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines or one JSON object per line (gunicorn's lines included)",
+    )
+
+
+def positive_float(value: str) -> float:
+    """A number of seconds (or a rate) above zero."""
+    number = _float(value)
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value!r}")
+    return number
+
+
+def non_negative_float(value: str) -> float:
+    """A number of seconds, zero allowed."""
+    number = _float(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value!r}")
+    return number
+
+
+def positive_int(value: str) -> int:
+    """A count of threads or workers, at least 1."""
+    number = _int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return number
+
+
+def port(value: str) -> int:
+    """A TCP port, 0 (any free port) to 65535."""
+    number = _int(value)
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port between 0 and 65535, got {value!r}")
+    return number
+
+
+def _float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {value!r}")
+    return number
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
