@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from volcano_py import __version__
 from volcano_py.commands import COMMANDS
+from volcano_py.commands.argtypes import plain_text
 from volcano_py.commands.cluster_access import CommandError
 
 
@@ -38,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(module_name) is None:
             continue
         importlib.import_module(module_name).add_parser(subparsers)
+    for sub in subparsers.choices.values():  # module docstrings are reST; --help is plain text
+        sub.description = plain_text(sub.description)
     return parser
 
 

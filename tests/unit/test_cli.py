@@ -51,3 +51,57 @@ def test_manager_worker_counts_reach_the_options() -> None:
         parser.parse_args(["manager", "--bind-workers=4", "--worker-threads-for-podgroup=2"])
     )
     assert (tuned.bind_workers, tuned.worker_threads_for_podgroup) == (4, 2)
+
+
+def test_help_shows_no_rest_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    from volcano_py.cli import build_parser
+
+    parser = build_parser()
+    for name in ("tree", "simulate", "explain", "validate", "manager", "webhook", "discover"):
+        with pytest.raises(SystemExit):
+            parser.parse_args([name, "--help"])
+        out = capsys.readouterr().out
+        assert "``" not in out, name
+        assert ":func:`" not in out, name
+
+
+def test_webhook_takes_the_managers_flag_spellings_and_its_own() -> None:
+    from volcano_py.cli import build_parser
+
+    parser = build_parser()
+    common = ["webhook", "--cert-dir", "certs"]
+    long = parser.parse_args(
+        [
+            *common,
+            "--webhook-port",
+            "9443",
+            "--webhook-host",
+            "127.0.0.1",
+            "--webhook-threads",
+            "4",
+            "--webhook-service",
+            "svc",
+            "--webhook-configuration",
+            "cfg",
+            "--webhook-access-log",
+        ]
+    )
+    short = parser.parse_args(
+        [
+            *common,
+            "--port",
+            "9443",
+            "--host",
+            "127.0.0.1",
+            "--threads",
+            "4",
+            "--service",
+            "svc",
+            "--webhook-config",
+            "cfg",
+            "--access-log",
+        ]
+    )
+    for args in (long, short):
+        assert (args.port, args.host, args.threads, args.service) == (9443, "127.0.0.1", 4, "svc")
+        assert (args.webhook_config, args.access_log) == ("cfg", True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 
 def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
@@ -68,3 +69,17 @@ def _int(value: str) -> int:
         return int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+
+
+_REST_ROLE = re.compile(r":[a-z]+:`([^`]*)`")
+_REST_LITERAL = re.compile(r"``([^`]*)``")
+_REST_INTERPRETED = re.compile(r"`([^`]*)`")
+
+
+def plain_text(doc: str | None) -> str | None:
+    """A module docstring for ``--help``: reST inline markup (``x``, :role:`x`) left out."""
+    if not doc:
+        return doc
+    text = _REST_ROLE.sub(r"\1", doc)
+    text = _REST_LITERAL.sub(r"\1", text)
+    return _REST_INTERPRETED.sub(r"\1", text)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.commands.argtypes import add_log_format_argument, port
+from volcano_py.commands.argtypes import add_log_format_argument, port, positive_int
 from volcano_py.kube.runtime import tune_gc
 from volcano_py.logsetup import configure_logging
 from webhooks import certs
@@ -41,8 +41,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--cert-dir", type=Path, required=True, help="folder with tls.crt and tls.key (and ca.crt)"
     )
-    parser.add_argument("--port", type=port, default=8443)
-    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    # The manager's spellings (--webhook-port ...) first; the short ones stay accepted.
+    parser.add_argument("--webhook-port", "--port", dest="port", type=port, default=8443)
+    parser.add_argument(
+        "--webhook-host", "--host", dest="host", default="0.0.0.0", help="address to listen on"
+    )
     parser.add_argument(
         "--kubeconfig",
         default=None,
@@ -55,7 +58,9 @@ def add_parser(subparsers: Any) -> None:
         help="do not connect to a cluster; tree checks see only the object",
     )
     parser.add_argument(
+        "--webhook-configuration",
         "--webhook-config",
+        dest="webhook_config",
         default=None,
         help="ValidatingWebhookConfiguration to patch the CA bundle into",
     )
@@ -64,9 +69,17 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="create/renew a self-signed CA and certificate in --cert-dir",
     )
-    parser.add_argument("--service", default=certs.DEFAULT_SERVICE)
+    parser.add_argument(
+        "--webhook-service",
+        "--service",
+        dest="service",
+        default=certs.DEFAULT_SERVICE,
+        help="Service name in the cert SANs",
+    )
     parser.add_argument("--namespace", default=certs.DEFAULT_NAMESPACE)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--webhook-threads", "--threads", dest="threads", type=positive_int, default=8
+    )
     parser.add_argument(
         "--cert-reload-seconds",
         type=float,
@@ -76,7 +89,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=0)
     add_log_format_argument(parser)
     parser.add_argument(
-        "--access-log", action="store_true", help="log one line per request (gunicorn's access log)"
+        "--webhook-access-log",
+        "--access-log",
+        dest="access_log",
+        action="store_true",
+        help="log one line per request (gunicorn's access log)",
     )
     parser.set_defaults(handler=run)
 
