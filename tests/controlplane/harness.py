@@ -1,11 +1,15 @@
-"""A real control plane on loopback: etcd, kube-apiserver and kube-controller-manager.
+"""A real control plane on loopback: etcd, kube-apiserver, kube-controller-manager and kwok.
 
 The envtest way: random free ports, a temporary folder for data, certificates and logs,
 client-certificate auth as ``system:masters`` for the tests, RBAC on (so the product can be
-run with its own ServiceAccount's permissions through impersonation). There are no kubelets:
-tests create Node objects and set their status through the status subresource, and
-kube-controller-manager runs without the node lifecycle controllers so those nodes are not
-tainted away.
+run with its own ServiceAccount's permissions through impersonation). kwok plays the kubelets
+(see ``kwok.py``): a Node annotated ``kwok.x-k8s.io/node: fake`` heartbeats (Lease and
+conditions) and turns Ready, its pods go Running once bound and disappear once deleted.
+kube-controller-manager runs the node-lifecycle controller with it, so taints follow node
+readiness as in a cluster (``kwok=False`` drops both: nodes are then plain objects).
+``controller_manager=False`` drops the workload controllers (Deployments, ReplicaSets,
+garbage collection ...); kube-controller-manager then still runs for the node-lifecycle
+controller if kwok does.
 
 Things that bite, handled here: the API server needs ``--advertise-address=127.0.0.1`` on a
 machine without a default route; ``--endpoint-reconciler-type=none``; every serving
@@ -39,6 +43,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+from tests.controlplane import kwok as kwok_sim
 from tests.controlplane.provision import ensure_binaries
 from volcano_py.kube.client import ClientConfig
 from webhooks import certs
@@ -51,6 +56,8 @@ KCM_CONTROLLERS = (
     "namespace-controller",
     "serviceaccount-controller",
 )
+# Only with kwok: without kubelets it would taint every node unreachable.
+KWOK_CONTROLLERS = ("node-lifecycle-controller",)
 
 
 def free_port() -> int:
@@ -162,15 +169,21 @@ def make_pki(folder: Path) -> Pki:
 
 
 class ControlPlane:
-    """etcd + kube-apiserver + kube-controller-manager on loopback. Start, use, stop."""
+    """etcd + kube-apiserver + kube-controller-manager + kwok on loopback. Start, use, stop."""
 
     def __init__(
-        self, work_dir: Path | None = None, *, controller_manager: bool = True, audit: bool = False
+        self,
+        work_dir: Path | None = None,
+        *,
+        controller_manager: bool = True,
+        kwok: bool = True,
+        audit: bool = False,
     ) -> None:
         self.binaries = ensure_binaries()
         self._own_dir = work_dir is None
         self.dir = Path(tempfile.mkdtemp(prefix="volcano-py-cp-")) if work_dir is None else work_dir
         self.with_controller_manager = controller_manager
+        self.with_kwok = kwok
         self.audit = audit
         self.etcd_port = free_port()
         self.etcd_peer_port = free_port()
@@ -215,14 +228,16 @@ class ControlPlane:
         self._write_kubeconfig()
         self._start_etcd()
         self.start_apiserver(timeout=timeout)
-        if self.with_controller_manager:
+        if self.with_controller_manager or self.with_kwok:
             self._start_controller_manager()
+        if self.with_kwok:
+            self.start_kwok()
         self.startup_seconds = time.monotonic() - started
         return self
 
     def stop(self) -> None:
         """Stop every component and remove the work folder (if the harness made it)."""
-        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kwok", "kube-controller-manager", "kube-apiserver", "etcd"):
             self._kill(name)
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -373,13 +388,28 @@ class ControlPlane:
         self.stop_apiserver(sig)
         self.start_apiserver()
 
+    def pids(self) -> list[int]:
+        """The process ids of the components still running."""
+        return [p.pid for p in self._procs.values() if p.poll() is None]
+
+    def start_kwok(self) -> None:
+        """Start kwok (the simulated kubelets); see ``kwok.py``."""
+        self._spawn("kwok", kwok_sim.argv(self.binaries["kwok"], self.kubeconfig))
+
+    def stop_kwok(self, sig: int = signal.SIGTERM) -> None:
+        """Stop kwok: its nodes stop heartbeating, as if every kubelet died."""
+        self._kill("kwok", sig)
+
     def _start_controller_manager(self) -> None:
+        controllers = (KCM_CONTROLLERS if self.with_controller_manager else ()) + (
+            KWOK_CONTROLLERS if self.with_kwok else ()
+        )
         self._spawn(
             "kube-controller-manager",
             [
                 str(self.binaries["kube-controller-manager"]),
                 f"--kubeconfig={self.kubeconfig}",
-                f"--controllers={','.join(KCM_CONTROLLERS)}",
+                f"--controllers={','.join(controllers)}",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
                 "--secure-port=0",
