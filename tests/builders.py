@@ -9,7 +9,7 @@ cluster, instead of patching taints away.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from tests.controlplane import kwok
@@ -58,6 +58,17 @@ def node_body(
         }
     ]
     return body
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"not met in {timeout}s: {what}"
+        time.sleep(0.1)
 
 
 NODE_TAINTS_BY_CONDITION = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
