@@ -236,6 +236,22 @@ def deployment_body(
     }
 
 
+def create_bare_node(client: KubeClient, name: str, **kwargs: Any) -> JSON:
+    """A Ready Node on a plane started with ``kwok=False`` (benchmarks that want no kubelets).
+
+    Nobody plays its kubelet there, so this posts the Ready condition itself and removes the
+    ``node.kubernetes.io/not-ready`` taint the API server adds at creation: what kwok and the
+    node-lifecycle controller do on the default plane. Nothing ever updates it afterwards.
+    """
+    body = node_body(name, **kwargs)
+    body["metadata"].pop("annotations", None)
+    body["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "bare node"}
+    ]
+    client.create(R.NODES, body)
+    return client.patch(R.NODES, name, {"spec": {"taints": body["spec"].get("taints")}})
+
+
 def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
     """Delete a pod at once, without waiting for its kubelet (``kubectl delete --force``)."""
     body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
