@@ -235,9 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"Ctrl-C, SIGTERM or SIGHUP stops everything and removes {folder}",
                 flush=True,
             )
-            if args.demo:
+            if args.demo and args.nodes:
                 run_demo(client, kubeconfig)
-                print(f"\nthe cluster stays up until Ctrl-C:\n{instructions(plane, 8, demo=True)}")
+                print(f"\nthe cluster stays up until Ctrl-C:\n{instructions(plane, 1, demo=True)}")
         return _wait(manager, parent)
     except Shutdown as stop:
         print(f"\nmake run: {stop}; stopping", file=sys.stderr, flush=True)
