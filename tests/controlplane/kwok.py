@@ -44,6 +44,7 @@ def argv(binary: Path, kubeconfig: Path) -> list[str]:
         f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}",
         f"--cidr={POD_CIDR}",
         f"--node-ip={NODE_IP}",
+        "--v=WARN",  # not a line per pod and node update (kwok.log keeps warnings and errors)
     ]
 
 

@@ -46,8 +46,12 @@ class Run:
             self.proc = subprocess.Popen(
                 argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
             )
-        self.folder = Path(wait_until(self._recorded, 120, "make run records its folder"))
+        self._folder: Path | None = None
+
+    def wait_up(self) -> Run:
+        self._folder = Path(wait_until(self._recorded, 120, "make run records its folder"))
         wait_until(lambda: "local cluster up" in self.log(), 180, f"make run is up:\n{self.log()}")
+        return self
 
     def _recorded(self) -> str | None:
         assert self.proc.poll() is None, self.log()
@@ -59,6 +63,19 @@ class Run:
         except (OSError, ValueError, KeyError):
             return None
         return str(state["dir"]) if self.proc.pid in (owner, ppid) else None
+
+    @property
+    def folder(self) -> Path:
+        """The run's temporary folder (known once it is up)."""
+        assert self._folder is not None, "not up yet"
+        return self._folder
+
+    def recorded_folder(self) -> Path | None:
+        """Whatever folder the record names now (cleanup after a failed start)."""
+        try:
+            return Path(json.loads((self.run_dir / "make-run.json").read_text())["dir"])
+        except (OSError, ValueError, KeyError):
+            return None
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -101,14 +118,16 @@ def runs(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         )
         run = Run(command, tmp_path / "state", tmp_path / f"run-{len(started)}.log")
         started.append(run)
-        return run
+        return run.wait_up()
 
     yield start
     for run in started:  # whatever a failed test left behind
         if run.proc.poll() is None:
             run.proc.kill()
             run.proc.wait(10)
-        devstate.terminate(devstate.processes_using(run.folder))
+        folder = run._folder or run.recorded_folder()
+        if folder is not None:
+            devstate.terminate(devstate.processes_using(folder))
 
 
 def _pods(run: Run, app: str) -> list[dict[str, Any]]:
