@@ -15,6 +15,7 @@ from typing import Any
 from tests.controlplane import kwok
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient, resource_path
+from volcano_py.kube.errors import NotFound
 
 JSON = dict[str, Any]
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -250,6 +251,20 @@ def create_bare_node(client: KubeClient, name: str, **kwargs: Any) -> JSON:
     ]
     client.create(R.NODES, body)
     return client.patch(R.NODES, name, {"spec": {"taints": body["spec"].get("taints")}})
+
+
+def delete_pod(client: KubeClient, name: str, namespace: str, timeout: float = 30.0) -> None:
+    """Delete a pod gracefully (``kubectl delete``) and wait until its kubelet (kwok) is done."""
+    client.delete(R.PODS, name, namespace)
+
+    def gone() -> bool:
+        try:
+            client.get(R.PODS, name, namespace)
+        except NotFound:
+            return True
+        return False
+
+    wait_until(gone, timeout, f"pod {namespace}/{name} deleted")
 
 
 def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
