@@ -7,16 +7,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# make run NODES=0: a local cluster without nodes (default: 8 GPU nodes, 2 spines x 2 racks)
+NODES ?= 8
 
 .PHONY: help run demo certs venv testbin test unit integration e2e lint fmt bench clean
 
 help:
-	@echo "make run          the manager in the foreground ($$KUBECONFIG, or a local control plane)"
-	@echo "make demo         make run + example nodes, topology and a gang; prints where it landed"
+	@echo "make run          the manager in the foreground: against \$$KUBECONFIG if set, else on a local"
+	@echo "                  cluster (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none)"
+	@echo "make demo         make run + the example gang Deployment; prints where it landed, stays up"
 	@echo "make test         unit + integration tests against a real control plane"
 	@echo "make lint         ruff, ruff format --check, mypy --strict, import-linter"
 	@echo "make unit         unit tests only (no control plane)"
-	@echo "make testbin      build/cache etcd, kube-apiserver, kube-controller-manager, kubectl"
+	@echo "make testbin      build/cache etcd, kube-apiserver, kube-controller-manager, kubectl, kwok"
 	@echo "make bench        run the benchmarks under bench/"
 
 $(STAMP): setup.cfg pyproject.toml
@@ -31,10 +34,10 @@ testbin: $(STAMP)
 	$(PY) -m tests.controlplane.provision
 
 run: $(STAMP) testbin
-	$(PY) -m tests.controlplane.devrun
+	$(PY) -m tests.controlplane.devrun --nodes=$(NODES)
 
 demo: $(STAMP) testbin
-	$(PY) -m tests.controlplane.devrun --demo
+	$(PY) -m tests.controlplane.devrun --demo --nodes=$(NODES)
 
 certs: $(STAMP)
 	$(PY) -m webhooks.certs --out certs/

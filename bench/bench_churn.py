@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.bench_process import children, parallel, plane, vm_rss_mb
-from tests.builders import create_node, exact, force_delete_pod, hypernode_body, pod_body
+from tests.builders import create_bare_node, exact, force_delete_pod, hypernode_body, pod_body
 from tests.e2e.conftest import start_manager, stop_manager
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -108,7 +108,7 @@ def main() -> int:
     try:
         admin = KubeClient(cp.admin_config(), qps=0, burst=0)
         for i in range(NODES):
-            create_node(admin, f"churn-{i:02d}", allocatable={"cpu": "64", "pods": "500"})
+            create_bare_node(admin, f"churn-{i:02d}", allocatable={"cpu": "64", "pods": "500"})
         work = Path(tempfile.mkdtemp(prefix="bench-churn-"))
         manager = start_manager(cp, work)
         pid = children(manager.proc.pid)[0]

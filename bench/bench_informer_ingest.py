@@ -140,7 +140,7 @@ def baseline(kubeconfig: str | None, host: str | None = None) -> float:
 
 def main() -> None:
     tune_gc()  # the manager's setting (volcano_py.kube.runtime)
-    cp = ControlPlane(controller_manager=False)
+    cp = ControlPlane(controller_manager=False, kwok=False)
     cp.start()
     try:
         print(

@@ -48,7 +48,7 @@ from typing import Any
 
 from bench.bench_webhook import RATE, hypernode, open_loop, review, start_bare, stop
 from bench.objects import node, pod
-from tests.builders import create_node
+from tests.builders import create_bare_node
 from tests.controlplane.harness import ControlPlane, free_port
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.fixtures import install_crds
@@ -72,7 +72,7 @@ CREATORS = 24
 
 
 def plane() -> ControlPlane:
-    cp = ControlPlane(controller_manager=False).start()
+    cp = ControlPlane(controller_manager=False, kwok=False).start()
     admin = KubeClient(cp.admin_config())
     install_crds(admin)
     for ns in ("volcano-system", "bench"):
@@ -274,8 +274,8 @@ def webhook() -> int:
     )
     cp = plane()
     admin = KubeClient(cp.admin_config(), qps=0, burst=0)
-    for i in range(100):  # the builder's Nodes: Ready, untainted (no node lifecycle here)
-        create_node(
+    for i in range(100):  # bare Nodes: Ready, untainted (no kwok, no node lifecycle here)
+        create_bare_node(
             admin, f"sched-{i:03d}", allocatable={"cpu": "64", "memory": "256Gi", "pods": "110"}
         )
     folder = Path(tempfile.mkdtemp(prefix="bench-process-"))

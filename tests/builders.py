@@ -1,16 +1,21 @@
 """Builders for the objects tests create: plain dicts, shaped like the API's JSON.
 
-``*_body`` functions only build; ``create_*`` functions also create through a client (and,
-for Nodes, set ``status`` through the status subresource, since there is no kubelet).
+``*_body`` functions only build; ``create_*`` functions also create through a client. A Ready
+node is handed to kwok (``tests/controlplane/kwok.py``), which plays its kubelet: the fixtures
+wait for it to turn Ready and for kube-controller-manager to lift the not-ready taint, as in a
+cluster, instead of patching taints away.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from tests.controlplane import kwok
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient, resource_path
+from volcano_py.kube.errors import NotFound
 
 JSON = dict[str, Any]
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -25,43 +30,82 @@ def node_body(
     unschedulable: bool = False,
     taints: Sequence[JSON] = (),
 ) -> JSON:
-    """A Node with status (allocatable == capacity, a Ready condition)."""
+    """A Node registering with its capacity (allocatable == capacity).
+
+    ``ready``: the node has a kubelet (kwok's annotation; kwok sets its conditions). Otherwise
+    it has none and reports ``Ready=False`` for ever (kube-controller-manager keeps it tainted).
+    """
     resources = dict(allocatable or DEFAULT_ALLOCATABLE)
     spec: JSON = {}
     if unschedulable:
         spec["unschedulable"] = True
     if taints:
         spec["taints"] = list(taints)
-    return {
+    body: JSON = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": dict(labels or {})},
         "spec": spec,
-        "status": {
-            "capacity": resources,
-            "allocatable": resources,
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if ready else "False",
-                    "reason": "KubeletReady" if ready else "KubeletNotReady",
-                    "message": "set by the test",
-                }
-            ],
-        },
+        "status": {"capacity": resources, "allocatable": resources},
     }
+    if ready:
+        return kwok.managed(body)
+    body["status"]["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "False",
+            "reason": "KubeletNotReady",
+            "message": "no kubelet (set by the test)",
+        }
+    ]
+    return body
 
 
-def create_node(client: KubeClient, name: str, **kwargs: Any) -> JSON:
-    """Create a Node, set its status (the create drops it) and keep only the given taints."""
+def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"not met in {timeout}s: {what}"
+        time.sleep(0.1)
+
+
+NODE_TAINTS_BY_CONDITION = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def node_is_up(node: JSON) -> bool:
+    """Ready, and no longer tainted for readiness (what a scheduler needs to use it)."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = (node.get("spec") or {}).get("taints") or []
+    return ready and not any(t.get("key") in NODE_TAINTS_BY_CONDITION for t in taints)
+
+
+def wait_nodes_up(client: KubeClient, names: Iterable[str], timeout: float = 60.0) -> list[JSON]:
+    """Wait until every node in ``names`` is up (see ``node_is_up``); return them."""
+    pending = list(names)
+    deadline = time.monotonic() + timeout
+    up: list[JSON] = []
+    while pending:
+        node = client.get(R.NODES, pending[0])
+        if node_is_up(node):
+            up.append(node)
+            pending.pop(0)
+            continue
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"node {pending[0]} not Ready and untainted in {timeout}s: {node}")
+        time.sleep(0.05)
+    return up
+
+
+def create_node(client: KubeClient, name: str, *, wait: bool = True, **kwargs: Any) -> JSON:
+    """Create a Node (see ``node_body``); a Ready one is waited for until it is up."""
     body = node_body(name, **kwargs)
-    client.create(R.NODES, body)
-    node = client.patch(R.NODES, name, {"status": body["status"]}, subresource="status")
-    # The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at
-    # creation, and no node lifecycle controller runs here to lift it once the node is Ready.
-    wanted = list(body["spec"].get("taints") or [])
-    if (node.get("spec") or {}).get("taints") != (wanted or None):
-        node = client.patch(R.NODES, name, {"spec": {"taints": wanted or None}})
+    node = client.create(R.NODES, body)
+    if wait and kwargs.get("ready", True):
+        return wait_nodes_up(client, [name])[0]
     return node
 
 
@@ -193,7 +237,37 @@ def deployment_body(
     }
 
 
+def create_bare_node(client: KubeClient, name: str, **kwargs: Any) -> JSON:
+    """A Ready Node on a plane started with ``kwok=False`` (benchmarks that want no kubelets).
+
+    Nobody plays its kubelet there, so this posts the Ready condition itself and removes the
+    ``node.kubernetes.io/not-ready`` taint the API server adds at creation: what kwok and the
+    node-lifecycle controller do on the default plane. Nothing ever updates it afterwards.
+    """
+    body = node_body(name, **kwargs)
+    body["metadata"].pop("annotations", None)
+    body["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "bare node"}
+    ]
+    client.create(R.NODES, body)
+    return client.patch(R.NODES, name, {"spec": {"taints": body["spec"].get("taints")}})
+
+
+def delete_pod(client: KubeClient, name: str, namespace: str, timeout: float = 30.0) -> None:
+    """Delete a pod gracefully (``kubectl delete``) and wait until its kubelet (kwok) is done."""
+    client.delete(R.PODS, name, namespace)
+
+    def gone() -> bool:
+        try:
+            client.get(R.PODS, name, namespace)
+        except NotFound:
+            return True
+        return False
+
+    wait_until(gone, timeout, f"pod {namespace}/{name} deleted")
+
+
 def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
-    """Delete a pod at once (no kubelet here to finish a graceful deletion)."""
+    """Delete a pod at once, without waiting for its kubelet (``kubectl delete --force``)."""
     body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
     client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)

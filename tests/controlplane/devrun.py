@@ -1,15 +1,20 @@
 """``make run`` and ``make demo``: the manager in the foreground, on a cluster or a local one.
 
-With ``$KUBECONFIG`` set, the manager runs against that cluster (certificates in ``certs/``;
-the cluster's API server cannot call a webhook on this machine, so no webhook configuration
-is installed). Without it, a local control plane is started from the test harness (binaries
-cached), the CRDs, the ValidatingAdmissionPolicy, a ValidatingWebhookConfiguration pointing
-at ``https://127.0.0.1:<port>`` and both ConfigMaps are installed, and the manager runs
-against it; the kubeconfig to use is printed.
+With ``$KUBECONFIG`` set, ``make run`` runs the manager against that cluster (certificates in
+``certs/``; the cluster's API server cannot call a webhook on this machine, so no webhook
+configuration is installed) and creates nothing there. Without it, a local cluster is started
+from the test harness (binaries cached): etcd, kube-apiserver, kube-controller-manager and kwok
+as the kubelets; the CRDs, the ValidatingAdmissionPolicy, a ValidatingWebhookConfiguration
+pointing at ``https://127.0.0.1:<port>`` and both ConfigMaps are installed; a fleet of GPU
+nodes is created (``--nodes``, default 8 in 2 spines x 2 racks, see ``fleet.py``) which label
+discovery turns into HyperNodes; the manager runs against it and the lines to try are printed.
 
-``--demo`` then adds labelled example nodes (their labels drive the label discovery in the
-controller ConfigMap), an annotated gang Deployment, waits until its pods are bound and prints
-``volcano-py tree`` and where each pod landed; it stops everything afterwards.
+``--demo`` then applies ``examples/workloads/deployment-gang.yaml``, waits until its pods run,
+prints ``volcano-py tree`` and where each pod landed, and keeps the cluster up.
+
+Either way the run lasts until Ctrl-C, SIGTERM or SIGHUP (or until ``make`` above it dies), and
+then stops everything it started and removes its temporary folder. A run killed with SIGKILL
+is cleaned up by the next one (``devstate.py``).
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ import argparse
 import base64
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import yaml
 
-from tests.builders import create_node, deployment_body
+from tests.controlplane import devstate, fleet
 from tests.controlplane.harness import ControlPlane, free_port
 from tests.fixtures import install_crds
 from volcano_py.api import resources as R
@@ -38,6 +46,11 @@ from volcano_py.kube.errors import AlreadyExists
 ROOT = Path(__file__).resolve().parents[2]
 WEBHOOK_CONFIGURATION = "volcano-py-admission"
 NAMESPACE = "volcano-system"
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+class Shutdown(Exception):
+    """A stop signal arrived (or the parent went away)."""
 
 
 def _create(client: KubeClient, resource: R.Resource, body: dict[str, Any]) -> None:
@@ -87,103 +100,159 @@ def manager_argv(
     return argv
 
 
-def demo(client: KubeClient, kubeconfig: str) -> None:
-    """Labelled nodes, an annotated gang, wait for binds, print the tree and placements."""
-    for spine in range(2):
-        for rack in range(2):
-            for i in range(4):
-                name = f"demo-s{spine}-r{rack}-n{i}"
-                create_node(
-                    client,
-                    name,
-                    labels={
-                        "volcano.sh/tor-spine": f"spine-{spine}",
-                        "volcano.sh/tor-rack": f"rack-{spine}-{rack}",
-                        "kubernetes.io/hostname": name,
-                    },
-                    allocatable={
-                        "cpu": "8",
-                        "memory": "32Gi",
-                        "pods": "110",
-                        "nvidia.com/gpu": "8",
-                    },
-                )
-    _create(client, R.NAMESPACES, {"metadata": {"name": "demo"}})
-    client.create(
-        R.DEPLOYMENTS,
-        deployment_body(
-            "trainer",
-            "demo",
-            6,
-            annotations={"scheduling.volcano.sh/group-min-member": "6"},
-            pod_annotations={
-                "volcano.sh/network-topology-mode": "hard",
-                "volcano.sh/network-topology-highest-tier": "2",
-            },
-            requests={"cpu": "2", "nvidia.com/gpu": "2"},
-        ),
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        pods = client.list_all(R.PODS, "demo")
-        if len(pods) == 6 and all(p["spec"].get("nodeName") for p in pods):
-            break
-        time.sleep(1)
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (``.venv/bin/...``)."""
+    with contextlib.suppress(ValueError):
+        return str(path.absolute().relative_to(Path.cwd()))
+    return str(path)
+
+
+def cli_command() -> str:
+    """How to call the ``volcano-py`` CLI of this virtualenv from here."""
+    script = Path(sys.executable).parent / "volcano-py"
+    return _shown(script) if script.exists() else f"{_shown(Path(sys.executable))} -m volcano_py"
+
+
+def kubectl_command(plane: ControlPlane) -> str:
+    """``kubectl`` if it is on PATH, else the cached one the harness built."""
+    return "kubectl" if shutil.which("kubectl") else str(plane.binaries["kubectl"])
+
+
+def instructions(plane: ControlPlane, nodes: int, *, demo: bool) -> str:
+    """What to paste into another shell."""
+    kubectl = kubectl_command(plane)
+    workload = _shown(fleet.DEMO_WORKLOAD)
+    if demo:
+        tries = [f"{kubectl} get pods -o wide", f"{kubectl} get podgroups,hypernodes"]
+    elif nodes:
+        tries = [
+            f"{kubectl} get nodes -L {fleet.SPINE_LABEL},{fleet.RACK_LABEL}",
+            f"{kubectl} apply -f {workload}",
+        ]
+    else:
+        node = _shown(ROOT / "examples" / "nodes" / "gpu-nodes.yaml")
+        tries = [f"{kubectl} apply -f {node}", f"{kubectl} apply -f {workload}"]
+    lines = [f"  export KUBECONFIG={plane.kubeconfig}", *(f"  {t}" for t in tries)]
+    lines.append(f"  {cli_command()} tree")
+    return "\n".join(lines)
+
+
+def run_demo(client: KubeClient, kubeconfig: str) -> None:
+    """Apply the example gang, wait until it runs, print the tree and the placements."""
+    name, replicas = fleet.apply_demo_workload(client)
+    pods = fleet.wait_running(client, "default", name, replicas)
     subprocess.run(
         [sys.executable, "-m", "volcano_py", "tree"],
         env={**os.environ, "KUBECONFIG": kubeconfig},
         check=False,
     )
-    print("\nwhere the gang landed:")
-    for pod in sorted(client.list_all(R.PODS, "demo"), key=lambda p: p["metadata"]["name"]):
-        print(f"  {pod['metadata']['name']:40} {pod['spec'].get('nodeName') or '(pending)'}")
+    print(f"\nwhere the gang {name} landed:")
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        phase = (pod.get("status") or {}).get("phase")
+        print(f"  {pod['metadata']['name']:40} {pod['spec'].get('nodeName') or '-':20} {phase}")
+
+
+def _raise_shutdown(signum: int, _frame: FrameType | None) -> None:
+    raise Shutdown(signal.Signals(signum).name)
+
+
+def _wait(manager: subprocess.Popen[bytes], parent: int) -> int:
+    """Until the manager exits (its code) or ``make`` above us is gone (Shutdown)."""
+    while True:
+        code = manager.poll()
+        if code is not None:
+            return code
+        if os.getppid() != parent:
+            raise Shutdown("parent exited")
+        time.sleep(0.5)
+
+
+def _stop_manager(manager: subprocess.Popen[bytes] | None) -> None:
+    if manager is None or manager.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(manager.pid, signal.SIGTERM)
+    try:
+        manager.wait(30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(manager.pid, signal.SIGKILL)
+        manager.wait(5)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="make run")
-    parser.add_argument("--demo", action="store_true")
+    parser.add_argument("--demo", action="store_true", help="apply the example gang too")
+    parser.add_argument("--nodes", type=int, default=8, help="GPU nodes to create (0: none)")
     parser.add_argument("--webhook-port", type=int, default=0)
     parser.add_argument("--metrics-port", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.nodes < 0:
+        parser.error(f"--nodes: expected a count >= 0, got {args.nodes}")
+    parent, started = os.getppid(), time.monotonic()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _raise_shutdown)
     cert_dir = ROOT / "certs"
     webhook_port = args.webhook_port or free_port()
     metrics_port = args.metrics_port or free_port()
     external = os.environ.get("KUBECONFIG")
+    folder: Path | None = None
     plane: ControlPlane | None = None
-    if external and not args.demo:
-        kubeconfig = external
-        print(f"running against $KUBECONFIG={external} (no webhook configuration installed)")
-    else:
-        plane = ControlPlane().start()
-        kubeconfig = str(plane.kubeconfig)
-        install(KubeClient(plane.admin_config()), cert_dir, webhook_port)
-        print(
-            f"local control plane up in {plane.startup_seconds:.1f}s\n"
-            f"  export KUBECONFIG={kubeconfig}\n"
-            f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
-            f"  webhook:        https://127.0.0.1:{webhook_port}/hypernodes/validate",
-            flush=True,
-        )
-    manager = subprocess.Popen(
-        manager_argv(kubeconfig, cert_dir, webhook_port, metrics_port, local=plane is not None)
-    )
+    manager: subprocess.Popen[bytes] | None = None
     try:
-        if args.demo and plane is not None:
-            demo(KubeClient(plane.admin_config()), kubeconfig)
-            return 0
-        return manager.wait()
-    except KeyboardInterrupt:
+        if external and not args.demo:
+            kubeconfig = external
+            print(f"running against $KUBECONFIG={external} (no webhook configuration installed)")
+        else:
+            try:
+                cleaned = devstate.clean_stale()
+            except devstate.AlreadyRunning as e:
+                print(f"make run: {e}", file=sys.stderr)
+                return 1
+            if cleaned:
+                print(cleaned, flush=True)
+            folder = Path(tempfile.mkdtemp(prefix=devstate.RUN_PREFIX))
+            devstate.record(folder)
+            plane = ControlPlane(folder)
+            plane.start()
+            kubeconfig = str(plane.kubeconfig)
+            install(KubeClient(plane.admin_config()), cert_dir, webhook_port)
+        manager = subprocess.Popen(
+            manager_argv(kubeconfig, cert_dir, webhook_port, metrics_port, local=plane is not None),
+            start_new_session=True,  # stopped by us, in order, not by the terminal's Ctrl-C
+        )
+        if plane is not None:
+            client = KubeClient(plane.admin_config())
+            fleet.create_fleet(client, args.nodes)
+            shape = f"{args.nodes} GPU nodes in 2 spines x 2 racks" if args.nodes else "no nodes"
+            took = time.monotonic() - started
+            print(
+                f"local cluster up in {took:.1f}s ({shape}, kwok as kubelets; "
+                f"HyperNodes come from label discovery). Try:\n"
+                f"{instructions(plane, args.nodes, demo=args.demo)}\n"
+                f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
+                f"  webhook:        https://127.0.0.1:{webhook_port}/hypernodes/validate\n"
+                f"Ctrl-C, SIGTERM or SIGHUP stops everything and removes {folder}",
+                flush=True,
+            )
+            if args.demo and args.nodes:
+                run_demo(client, kubeconfig)
+                print(f"\nthe cluster stays up until Ctrl-C:\n{instructions(plane, 1, demo=True)}")
+        return _wait(manager, parent)
+    except Shutdown as stop:
+        print(f"\nmake run: {stop}; stopping", file=sys.stderr, flush=True)
         return 0
     finally:
-        if manager.poll() is None:
-            manager.send_signal(signal.SIGTERM)
-            try:
-                manager.wait(30)
-            except subprocess.TimeoutExpired:
-                manager.kill()
+        for signum in STOP_SIGNALS:  # cleanup runs to the end, whatever arrives now
+            signal.signal(signum, signal.SIG_IGN)
+        _stop_manager(manager)
         if plane is not None:
             plane.stop()
+        if folder is not None:
+            devstate.terminate(devstate.processes_using(folder))
+            shutil.rmtree(folder, ignore_errors=True)
+            devstate.forget()
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-"""A real control plane on loopback: etcd, kube-apiserver and kube-controller-manager.
+"""A real control plane on loopback: etcd, kube-apiserver, kube-controller-manager and kwok.
 
 The envtest way: random free ports, a temporary folder for data, certificates and logs,
 client-certificate auth as ``system:masters`` for the tests, RBAC on (so the product can be
-run with its own ServiceAccount's permissions through impersonation). There are no kubelets:
-tests create Node objects and set their status through the status subresource, and
-kube-controller-manager runs without the node lifecycle controllers so those nodes are not
-tainted away.
+run with its own ServiceAccount's permissions through impersonation). kwok plays the kubelets
+(see ``kwok.py``): a Node annotated ``kwok.x-k8s.io/node: fake`` heartbeats (Lease and
+conditions) and turns Ready, its pods go Running once bound and disappear once deleted.
+kube-controller-manager runs the node-lifecycle controller with it, so taints follow node
+readiness as in a cluster (``kwok=False`` drops both: nodes are then plain objects).
+``controller_manager=False`` drops the workload controllers (Deployments, ReplicaSets,
+garbage collection ...); kube-controller-manager then still runs for the node-lifecycle
+controller if kwok does.
 
 Things that bite, handled here: the API server needs ``--advertise-address=127.0.0.1`` on a
 machine without a default route; ``--endpoint-reconciler-type=none``; every serving
@@ -18,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import datetime as dt
 import json
 import os
 import shutil
@@ -30,15 +33,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
-
+from tests.controlplane import kwok as kwok_sim
+from tests.controlplane.pki import Pki, issue_client, make_pki
 from tests.controlplane.provision import ensure_binaries
 from volcano_py.kube.client import ClientConfig
 from webhooks import certs
@@ -51,6 +50,8 @@ KCM_CONTROLLERS = (
     "namespace-controller",
     "serviceaccount-controller",
 )
+# Only with kwok: without kubelets it would taint every node unreachable.
+KWOK_CONTROLLERS = ("node-lifecycle-controller",)
 
 
 def free_port() -> int:
@@ -60,117 +61,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@dataclass(frozen=True)
-class Pki:
-    """Files of the harness's certificate authority and the identities it issued."""
-
-    ca_cert: Path
-    ca_key: Path
-    serving_cert: Path
-    serving_key: Path
-    admin_cert: Path
-    admin_key: Path
-    sa_key: Path
-    sa_pub: Path
-
-
-def _write_key(path: Path, key: rsa.RSAPrivateKey) -> None:
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    path.chmod(0o600)
-
-
-def _issue_client(ca: certs.CertBundle, user: str, groups: list[str]) -> tuple[bytes, bytes]:
-    """A client certificate (CN = user, O = groups) signed by ``ca``: (cert PEM, key PEM)."""
-    ca_cert = x509.load_pem_x509_certificates(ca.ca_cert)[0]
-    ca_key = serialization.load_pem_private_key(ca.ca_key, password=None)
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
-    subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name(subject))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
-
-
-def make_pki(folder: Path) -> Pki:
-    """Create a CA, an API server serving cert, an admin client cert and SA signing keys.
-
-    The CA and the serving certificate come from ``webhooks.certs`` (the product's own
-    certificate code); only the client certificate is made here.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    names = (
-        "ca.crt",
-        "ca.key",
-        "apiserver.crt",
-        "apiserver.key",
-        "admin.crt",
-        "admin.key",
-        "sa.key",
-        "sa.pub",
-    )
-    pki = Pki(*(folder / n for n in names))
-    ca = certs.generate_ca("volcano-py-test-ca", days=2)
-    serving = certs.issue_serving(
-        ca, ["localhost", "kubernetes", "kubernetes.default.svc"], ["127.0.0.1", "10.0.0.1"], 2
-    )
-    admin_cert, admin_key = _issue_client(ca, "volcano-py-test-admin", ["system:masters"])
-    for path, data in (
-        (pki.ca_cert, ca.ca_cert),
-        (pki.ca_key, ca.ca_key),
-        (pki.serving_cert, serving.cert),
-        (pki.serving_key, serving.key),
-        (pki.admin_cert, admin_cert),
-        (pki.admin_key, admin_key),
-    ):
-        path.write_bytes(data)
-        if path.suffix == ".key":
-            path.chmod(0o600)
-
-    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    _write_key(pki.sa_key, sa_key)
-    pki.sa_pub.write_bytes(
-        sa_key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return pki
-
-
 class ControlPlane:
-    """etcd + kube-apiserver + kube-controller-manager on loopback. Start, use, stop."""
+    """etcd + kube-apiserver + kube-controller-manager + kwok on loopback. Start, use, stop."""
 
     def __init__(
-        self, work_dir: Path | None = None, *, controller_manager: bool = True, audit: bool = False
+        self,
+        work_dir: Path | None = None,
+        *,
+        controller_manager: bool = True,
+        kwok: bool = True,
+        audit: bool = False,
     ) -> None:
         self.binaries = ensure_binaries()
         self._own_dir = work_dir is None
         self.dir = Path(tempfile.mkdtemp(prefix="volcano-py-cp-")) if work_dir is None else work_dir
         self.with_controller_manager = controller_manager
+        self.with_kwok = kwok
         self.audit = audit
         self.etcd_port = free_port()
         self.etcd_peer_port = free_port()
@@ -215,14 +121,16 @@ class ControlPlane:
         self._write_kubeconfig()
         self._start_etcd()
         self.start_apiserver(timeout=timeout)
-        if self.with_controller_manager:
+        if self.with_controller_manager or self.with_kwok:
             self._start_controller_manager()
+        if self.with_kwok:
+            self.start_kwok()
         self.startup_seconds = time.monotonic() - started
         return self
 
     def stop(self) -> None:
         """Stop every component and remove the work folder (if the harness made it)."""
-        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kwok", "kube-controller-manager", "kube-apiserver", "etcd"):
             self._kill(name)
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -354,7 +262,7 @@ class ControlPlane:
             key=b"",
             ca_key=self.pki.ca_key.read_bytes(),
         )
-        cert, key = _issue_client(ca, user, groups)
+        cert, key = issue_client(ca, user, groups)
         config = json.loads(self.kubeconfig.read_text())
         config["users"][0]["user"] = {
             "client-certificate-data": base64.b64encode(cert).decode(),
@@ -373,13 +281,28 @@ class ControlPlane:
         self.stop_apiserver(sig)
         self.start_apiserver()
 
+    def pids(self) -> list[int]:
+        """The process ids of the components still running."""
+        return [p.pid for p in self._procs.values() if p.poll() is None]
+
+    def start_kwok(self) -> None:
+        """Start kwok (the simulated kubelets); see ``kwok.py``."""
+        self._spawn("kwok", kwok_sim.argv(self.binaries["kwok"], self.kubeconfig))
+
+    def stop_kwok(self, sig: int = signal.SIGTERM) -> None:
+        """Stop kwok: its nodes stop heartbeating, as if every kubelet died."""
+        self._kill("kwok", sig)
+
     def _start_controller_manager(self) -> None:
+        controllers = (KCM_CONTROLLERS if self.with_controller_manager else ()) + (
+            KWOK_CONTROLLERS if self.with_kwok else ()
+        )
         self._spawn(
             "kube-controller-manager",
             [
                 str(self.binaries["kube-controller-manager"]),
                 f"--kubeconfig={self.kubeconfig}",
-                f"--controllers={','.join(KCM_CONTROLLERS)}",
+                f"--controllers={','.join(controllers)}",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
                 "--secure-port=0",

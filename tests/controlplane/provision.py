@@ -1,17 +1,21 @@
-"""Provision the control-plane binaries for tests: etcd, kube-apiserver, kube-controller-manager.
+"""Provision the control-plane binaries for tests: etcd, kube-apiserver, kube-controller-manager,
+kubectl, and kwok (the simulated kubelets, see ``kwok.py``).
 
 Where they come from, in order:
 
 1. ``$KUBEBUILDER_ASSETS`` (the envtest convention) for every binary it holds;
-2. a cache outside the clone, ``$VOLCANO_PY_TESTBIN`` or ``~/.cache/volcano-py/testbin/<key>/``,
-   where ``<key>`` names the Kubernetes and etcd versions plus a hash of the helper Go modules,
-   so fresh clones and CI reuse one build;
+2. a cache outside the clone, ``$VOLCANO_PY_TESTBIN`` or ``~/.cache/volcano-py/testbin/<key>/``.
+   There are two keys, one per build: ``k8s-<version>-etcd-<version>-<hash>`` for the
+   Kubernetes and etcd binaries (the hash covers ``gomod/kube`` and ``gomod/etcd`` only) and
+   ``kwok-<version>-<hash>`` for kwok (``gomod/kwok``), so bumping one never rebuilds the
+   other; fresh clones and CI reuse both;
 3. otherwise they are built once from the Go module proxy by the helper modules in ``gomod/``
    (``k8s.io/kubernetes`` with a ``replace`` for every staging module; etcd from
-   ``go.etcd.io/etcd/server/v3``), under a file lock so concurrent runs build once.
+   ``go.etcd.io/etcd/server/v3``; ``sigs.k8s.io/kwok/cmd/kwok``), under a file lock so
+   concurrent runs build once.
 
-``python -m tests.controlplane.provision`` provisions and prints the directory; the time a cold
-build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
+``python -m tests.controlplane.provision`` provisions and prints the directories; the time a
+cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
 """
 
 from __future__ import annotations
@@ -25,12 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 GOMOD = Path(__file__).parent / "gomod"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
 ETCD_BINARY = "etcd"
-ALL_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
+KWOK_BINARY = "kwok"
+CONTROL_PLANE_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
+ALL_BINARIES = (*CONTROL_PLANE_BINARIES, KWOK_BINARY)
 
 
 def _module_version(gomod: Path, module: str) -> str:
@@ -44,21 +51,31 @@ def _module_version(gomod: Path, module: str) -> str:
 
 
 def versions() -> dict[str, str]:
-    """The Kubernetes and etcd versions the helper modules pin."""
+    """The Kubernetes, etcd and kwok versions the helper modules pin."""
     return {
         "kubernetes": _module_version(GOMOD / "kube" / "go.mod", "k8s.io/kubernetes"),
         "etcd": _module_version(GOMOD / "etcd" / "go.mod", "go.etcd.io/etcd/server/v3"),
+        "kwok": _module_version(GOMOD / "kwok" / "go.mod", "sigs.k8s.io/kwok"),
     }
 
 
-def cache_key() -> str:
-    """Versions plus a hash of the helper modules: any change there means a new build."""
+def _modules_digest(*modules: str) -> str:
     digest = hashlib.sha256()
-    for path in sorted(GOMOD.rglob("go.*")):
+    for path in sorted(p for module in modules for p in (GOMOD / module).glob("go.*")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+def cache_key() -> str:
+    """Kubernetes and etcd: versions plus a hash of their helper modules (not kwok's)."""
     v = versions()
-    return f"k8s-{v['kubernetes']}-etcd-{v['etcd']}-{digest.hexdigest()[:10]}"
+    return f"k8s-{v['kubernetes']}-etcd-{v['etcd']}-{_modules_digest('etcd', 'kube')}"
+
+
+def kwok_cache_key() -> str:
+    """kwok: its version plus a hash of its helper module."""
+    return f"kwok-{versions()['kwok']}-{_modules_digest('kwok')}"
 
 
 def cache_root() -> Path:
@@ -77,17 +94,24 @@ def _go_env(gocache: str | None = None) -> dict[str, str]:
     return env
 
 
-def build(target: Path, *, gocache: str | None = None) -> float:
-    """Compile every binary into ``target``; return the seconds it took."""
+FLAGS = ("-trimpath", "-ldflags=-s -w")
+
+
+def _need_go() -> None:
     if shutil.which("go") is None:
         raise RuntimeError(
             "the control plane binaries are not cached and Go is not installed: install Go "
-            ">= 1.26 or point KUBEBUILDER_ASSETS at etcd, kube-apiserver and "
-            "kube-controller-manager binaries"
+            ">= 1.26 or point KUBEBUILDER_ASSETS at etcd, kube-apiserver, "
+            "kube-controller-manager, kubectl and kwok binaries"
         )
+
+
+def build(target: Path, *, gocache: str | None = None) -> float:
+    """Compile etcd and the Kubernetes binaries into ``target``; return the seconds it took."""
+    _need_go()
     started = time.monotonic()
     env = _go_env(gocache)
-    flags = ["-trimpath", "-ldflags=-s -w"]
+    flags = list(FLAGS)
     packages = [f"k8s.io/kubernetes/cmd/{name}" for name in KUBE_BINARIES]
     print(
         f"building {', '.join(KUBE_BINARIES)} (a cold build takes ~6 min on 2 cores)...",
@@ -110,8 +134,52 @@ def build(target: Path, *, gocache: str | None = None) -> float:
     return time.monotonic() - started
 
 
-def _complete(folder: Path, names: tuple[str, ...] = ALL_BINARIES) -> bool:
+def build_kwok(target: Path, *, gocache: str | None = None) -> float:
+    """Compile kwok into ``target``; return the seconds it took."""
+    _need_go()
+    started = time.monotonic()
+    print(
+        "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)...",
+        file=sys.stderr,
+        flush=True,
+    )
+    subprocess.run(
+        ["go", "build", *FLAGS, "-o", str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok"],
+        cwd=GOMOD / "kwok",
+        env=_go_env(gocache),
+        check=True,
+    )
+    return time.monotonic() - started
+
+
+def _complete(folder: Path, names: tuple[str, ...]) -> bool:
     return all(os.access(folder / name, os.X_OK) for name in names)
+
+
+def _cached(key: str, names: tuple[str, ...], builder: Callable[[Path], float]) -> Path:
+    """The cache folder for ``key``, built (once, under a lock) if any of ``names`` is missing."""
+    folder = cache_root() / key
+    if _complete(folder, names):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _complete(folder, names):
+            staging = Path(tempfile.mkdtemp(prefix="build-", dir=folder.parent))
+            seconds = builder(staging)
+            (staging / "provision.json").write_text(
+                json.dumps(
+                    {
+                        "cold_build_seconds": round(seconds, 1),
+                        "key": key,
+                        "versions": versions(),
+                        "built_at": time.time(),
+                    }
+                )
+            )
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
+    return folder
 
 
 def ensure_binaries() -> dict[str, Path]:
@@ -123,30 +191,12 @@ def ensure_binaries() -> dict[str, Path]:
             path = Path(assets) / name
             if os.access(path, os.X_OK):
                 found[name] = path
-    if len(found) == len(ALL_BINARIES):
-        return found
-    folder = cache_root() / cache_key()
-    if not _complete(folder):
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with open(folder.parent / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not _complete(folder):
-                staging = Path(tempfile.mkdtemp(prefix="build-", dir=folder.parent))
-                seconds = build(staging)
-                (staging / "provision.json").write_text(
-                    json.dumps(
-                        {
-                            "cold_build_seconds": round(seconds, 1),
-                            "key": cache_key(),
-                            "versions": versions(),
-                            "built_at": time.time(),
-                        }
-                    )
-                )
-                shutil.rmtree(folder, ignore_errors=True)
-                staging.rename(folder)
-    for name in ALL_BINARIES:
-        found.setdefault(name, folder / name)
+    if any(name not in found for name in CONTROL_PLANE_BINARIES):
+        folder = _cached(cache_key(), CONTROL_PLANE_BINARIES, build)
+        for name in CONTROL_PLANE_BINARIES:
+            found.setdefault(name, folder / name)
+    if KWOK_BINARY not in found:
+        found[KWOK_BINARY] = _cached(kwok_cache_key(), (KWOK_BINARY,), build_kwok) / KWOK_BINARY
     return found
 
 

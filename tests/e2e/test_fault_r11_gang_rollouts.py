@@ -8,79 +8,29 @@ ReplicaSet's gang is ``min(group-min-member, spec.replicas)``: each surge step i
 pods it asks for, and the final ReplicaSet is a gang of 8 again. A ``Recreate`` rollout and a
 scale-down must complete too.
 
-This control plane has no kubelets, so ``StandInKubelet`` plays their part for this
-namespace only: it marks bound pods Running and Ready and completes graceful deletions.
+kwok plays the kubelets (``tests/controlplane/kwok.py``): bound pods go Running and Ready,
+and graceful deletions complete, so the Deployment controller sees real availability.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from tests.builders import create_node, deployment_body, force_delete_pod
+from tests.builders import create_node, deployment_body
 from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.e2e.faults import wait_until
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.errors import ApiError
 
 pytestmark = pytest.mark.timeout(300)
 
 NS = "r11"
 GPU = {"cpu": "32", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "4"}
 GANG = {"scheduling.volcano.sh/group-min-member": "8"}
-
-
-class StandInKubelet:
-    """Marks bound pods of one namespace Running/Ready and finishes their deletion."""
-
-    def __init__(self, client: KubeClient, namespace: str) -> None:
-        self.client = client
-        self.namespace = namespace
-        self.stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="r11-kubelet", daemon=True)
-
-    def _run(self) -> None:
-        deadline = time.monotonic() + 280  # bounded even if never stopped
-        while not self.stop.is_set() and time.monotonic() < deadline:
-            try:
-                for pod in self.client.list_all(R.PODS, self.namespace):
-                    self._tend(pod)
-            except ApiError:
-                pass
-            self.stop.wait(0.2)
-
-    def _tend(self, pod: dict[str, Any]) -> None:
-        meta, spec = pod["metadata"], pod["spec"]
-        if meta.get("deletionTimestamp"):
-            with contextlib.suppress(ApiError):
-                force_delete_pod(self.client, meta["name"], self.namespace)
-            return
-        if not spec.get("nodeName") or (pod.get("status") or {}).get("phase") == "Running":
-            return
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        ready = [
-            {"type": t, "status": "True", "lastTransitionTime": now}
-            for t in ("Initialized", "PodScheduled", "ContainersReady", "Ready")
-        ]
-        status = {"phase": "Running", "conditions": ready, "startTime": now}
-        self.client.patch(
-            R.PODS, meta["name"], {"status": status}, self.namespace, subresource="status"
-        )
-
-    def __enter__(self) -> StandInKubelet:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self._thread.join(5)
 
 
 @pytest.fixture(scope="module")
@@ -129,41 +79,38 @@ def test_gang_deployment_rolls_out_recreates_and_scales_down_on_a_nearly_full_cl
     manager: ManagerProcess, admin: KubeClient
 ) -> None:
     figures: dict[str, float] = {}
-    with StandInKubelet(admin, NS):
-        admin.create(
-            R.DEPLOYMENTS, deployment_body("filler", NS, 6, requests={"nvidia.com/gpu": "1"})
-        )
-        gang = deployment_body("gang", NS, 8, annotations=GANG, requests={"nvidia.com/gpu": "1"})
-        admin.create(R.DEPLOYMENTS, gang)
-        wait_until(lambda: rolled_out(admin, "gang", 8), 90, "the gang Deployment runs")
-        wait_until(lambda: rolled_out(admin, "filler", 6), 90, "the filler runs")
-        assert final_gang(admin, "gang") == (8, 8)
+    admin.create(R.DEPLOYMENTS, deployment_body("filler", NS, 6, requests={"nvidia.com/gpu": "1"}))
+    gang = deployment_body("gang", NS, 8, annotations=GANG, requests={"nvidia.com/gpu": "1"})
+    admin.create(R.DEPLOYMENTS, gang)
+    wait_until(lambda: rolled_out(admin, "gang", 8), 90, "the gang Deployment runs")
+    wait_until(lambda: rolled_out(admin, "filler", 6), 90, "the filler runs")
+    assert final_gang(admin, "gang") == (8, 8)
 
-        # Rolling update: 2 GPUs free, maxSurge 2, maxUnavailable 2.
-        started = time.monotonic()
-        template_change = {"spec": {"template": {"metadata": {"labels": {"rev": "2"}}}}}
-        admin.patch(R.DEPLOYMENTS, "gang", template_change, NS)
-        wait_until(lambda: rolled_out(admin, "gang", 8), 120, "the rolling update completes")
-        figures["rolling update (8 pods, 2 GPUs free)"] = time.monotonic() - started
-        assert final_gang(admin, "gang") == (8, 8)
+    # Rolling update: 2 GPUs free, maxSurge 2, maxUnavailable 2.
+    started = time.monotonic()
+    template_change = {"spec": {"template": {"metadata": {"labels": {"rev": "2"}}}}}
+    admin.patch(R.DEPLOYMENTS, "gang", template_change, NS)
+    wait_until(lambda: rolled_out(admin, "gang", 8), 120, "the rolling update completes")
+    figures["rolling update (8 pods, 2 GPUs free)"] = time.monotonic() - started
+    assert final_gang(admin, "gang") == (8, 8)
 
-        # Recreate: the old ReplicaSet goes to 0 first, the new one is a full gang at once.
-        started = time.monotonic()
-        recreate = {
-            "spec": {
-                "strategy": {"type": "Recreate", "rollingUpdate": None},
-                "template": {"metadata": {"labels": {"rev": "3"}}},
-            }
+    # Recreate: the old ReplicaSet goes to 0 first, the new one is a full gang at once.
+    started = time.monotonic()
+    recreate = {
+        "spec": {
+            "strategy": {"type": "Recreate", "rollingUpdate": None},
+            "template": {"metadata": {"labels": {"rev": "3"}}},
         }
-        admin.patch(R.DEPLOYMENTS, "gang", recreate, NS)
-        wait_until(lambda: rolled_out(admin, "gang", 8), 120, "the Recreate rollout completes")
-        figures["Recreate (8 pods)"] = time.monotonic() - started
-        assert final_gang(admin, "gang") == (8, 8)
+    }
+    admin.patch(R.DEPLOYMENTS, "gang", recreate, NS)
+    wait_until(lambda: rolled_out(admin, "gang", 8), 120, "the Recreate rollout completes")
+    figures["Recreate (8 pods)"] = time.monotonic() - started
+    assert final_gang(admin, "gang") == (8, 8)
 
-        # Scale down below minMember: the remaining pods are a gang of 4, still Running.
-        started = time.monotonic()
-        admin.patch(R.DEPLOYMENTS, "gang", {"spec": {"replicas": 4}}, NS)
-        wait_until(lambda: rolled_out(admin, "gang", 4), 60, "the scale-down completes")
-        figures["scale-down 8 -> 4"] = time.monotonic() - started
-        wait_until(lambda: final_gang(admin, "gang") == (4, 4), 30, "the gang follows the replicas")
+    # Scale down below minMember: the remaining pods are a gang of 4, still Running.
+    started = time.monotonic()
+    admin.patch(R.DEPLOYMENTS, "gang", {"spec": {"replicas": 4}}, NS)
+    wait_until(lambda: rolled_out(admin, "gang", 4), 60, "the scale-down completes")
+    figures["scale-down 8 -> 4"] = time.monotonic() - started
+    wait_until(lambda: final_gang(admin, "gang") == (4, 4), 30, "the gang follows the replicas")
     print("R11: " + "; ".join(f"{k} {v:.1f}s" for k, v in figures.items()))

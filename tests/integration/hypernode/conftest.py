@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.builders import wait_until
 from volcano_py.api import resources as R
 from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.hypernode import HyperNodeController
@@ -28,16 +28,7 @@ from volcano_py.kube.informer import SharedInformerFactory
 CONFIGMAP = "volcano-controller-configmap"
 SOURCE_LABEL = "volcano.sh/network-topology-source"
 JSON = dict[str, Any]
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not met within {timeout}s"
-        time.sleep(0.1)
+__all__ = ["wait_until"]  # the tests here import it from this module
 
 
 class Running:

@@ -1,8 +1,9 @@
 """pg-controller against the real control plane with kube-controller-manager running.
 
-No kubelet and no scheduler here: pods stay Pending, which is all the controller needs.
-Deployments use the Recreate strategy so a template change replaces the ReplicaSet without
-waiting for pods to become ready (they never do here).
+No scheduler here: pods are never bound, so they stay Pending (kwok only runs pods bound to
+its nodes), which is all the controller needs. Deployments use the Recreate strategy so a
+template change replaces the ReplicaSet without waiting for pods to become ready (they never
+do here).
 """
 
 from __future__ import annotations

@@ -70,9 +70,6 @@ class Topology:
             labels={"test.volcano.sh/prefix": self.prefix},
             allocatable={"cpu": "16", "memory": "64Gi", "pods": "110", self.gpu: str(gpus)},
         )
-        # The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready
-        # at creation and no node lifecycle controller runs here to lift it: do it ourselves.
-        self.client.patch(R.NODES, full, {"spec": {"taints": None}})
         self.nodes.append(full)
         return full
 

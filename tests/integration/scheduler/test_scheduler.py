@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.builders import exact, force_delete_pod, pod_body, podgroup_body
+from tests.builders import delete_pod, exact, pod_body, podgroup_body
 from tests.integration.scheduler.conftest import Topology, gang_pod, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -124,7 +124,7 @@ def test_gang_too_big_waits_with_per_tier_message_until_capacity_frees(
 
     for node, blocker in zip(sorted(n for ns in tors.values() for n in ns), blockers, strict=True):
         if node in tors[tor_a]:
-            force_delete_pod(client, blocker, namespace)
+            delete_pod(client, blocker, namespace)
     placement = wait_for(lambda: _all_bound(client, namespace, names))
     assert set(placement.values()) <= set(tors[tor_a])
 
@@ -155,7 +155,7 @@ def test_restart_keeps_allocated_hypernode_and_binds_no_pod_twice(
 
     # While no scheduler runs: tor-a empties (it would now score better) and the job grows.
     for blocker in blockers:
-        force_delete_pod(client, blocker, namespace)
+        delete_pod(client, blocker, namespace)
     more = [f"elastic-{i}" for i in range(2, 4)]
     for name in more:
         gang_pod(client, namespace, topology, name, "elastic")

@@ -1,0 +1,79 @@
+"""The nodes ``make run`` gives its local cluster, and the workload ``make demo`` runs on them.
+
+The default fleet is 8 GPU nodes (32 CPU, 256Gi, 8 ``nvidia.com/gpu`` each) in 2 spines x 2
+racks, labelled the way the label-discovery ConfigMap ``make run`` installs
+(``manifests/base/controller-configmap.yaml``) reads them: ``volcano.sh/tor-spine`` (tier 2),
+``volcano.sh/tor-rack`` (tier 1), ``kubernetes.io/hostname``. The manager's hyperNode-controller
+turns those labels into HyperNodes; kwok (``kwok.py``) is their kubelet. ``--nodes N`` spreads
+N nodes over the same four racks; 0 leaves the cluster empty.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.builders import node_body, wait_nodes_up
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+
+ROOT = Path(__file__).resolve().parents[2]
+SPINES, RACKS_PER_SPINE = 2, 2
+SPINE_LABEL, RACK_LABEL = "volcano.sh/tor-spine", "volcano.sh/tor-rack"
+GPU_NODE = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
+DEMO_WORKLOAD = ROOT / "examples" / "workloads" / "deployment-gang.yaml"
+
+JSON = dict[str, Any]
+
+
+def fleet(count: int) -> list[JSON]:
+    """``count`` GPU node bodies, filled rack by rack over 2 spines x 2 racks."""
+    racks = SPINES * RACKS_PER_SPINE
+    per_rack = max(1, math.ceil(count / racks))
+    nodes = []
+    for i in range(count):
+        rack = i // per_rack
+        spine = rack // RACKS_PER_SPINE
+        name = f"gpu-s{spine}-r{rack}-n{i}"
+        labels = {
+            SPINE_LABEL: f"spine-{spine}",
+            RACK_LABEL: f"rack-{rack}",
+            "kubernetes.io/hostname": name,
+        }
+        nodes.append(node_body(name, labels, GPU_NODE))
+    return nodes
+
+
+def create_fleet(client: KubeClient, count: int, timeout: float = 60.0) -> list[str]:
+    """Create the fleet and wait until every node is Ready and untainted; their names."""
+    bodies = fleet(count)
+    for body in bodies:
+        client.create(R.NODES, body)
+    names = [b["metadata"]["name"] for b in bodies]
+    wait_nodes_up(client, names, timeout)
+    return names
+
+
+def apply_demo_workload(client: KubeClient, namespace: str = "default") -> tuple[str, int]:
+    """Create ``examples/workloads/deployment-gang.yaml`` (as ``kubectl apply`` would)."""
+    body = yaml.safe_load(DEMO_WORKLOAD.read_text())
+    body["metadata"]["namespace"] = namespace
+    client.create(R.DEPLOYMENTS, body, namespace=namespace)
+    return body["metadata"]["name"], int(body["spec"]["replicas"])
+
+
+def wait_running(
+    client: KubeClient, namespace: str, app: str, count: int, timeout: float = 120.0
+) -> list[JSON]:
+    """Wait until ``count`` pods labelled ``app=<app>`` run; return them (bound or not)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = client.list_all(R.PODS, namespace, label_selector=f"app={app}")
+        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        if len(running) >= count or time.monotonic() > deadline:
+            return pods
+        time.sleep(0.5)
