@@ -4,7 +4,8 @@
 free loopback port serves ``/ui`` and ``/api/topology``; the scheduler places gangs on a
 small topology made for the package (two racks of two nodes under one spine). The nodes
 carry a package-unique GPU-like resource whose name ends in ``gpu`` (so the view counts it
-as GPUs, and only these nodes can take the tests' gangs). Everything is deleted afterwards.
+as GPUs, and only these nodes can take the tests' gangs). Everything is deleted afterwards;
+each test's gangs right after it (``clean_gangs``), so every test starts with free racks.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from typing import Any
 
 import pytest
 
-from tests.builders import create_node, exact, hypernode_body, pod_body, podgroup_body
+from tests.builders import (
+    create_node,
+    exact,
+    force_delete_pod,
+    hypernode_body,
+    pod_body,
+    podgroup_body,
+)
 from tests.fixtures import client, control_plane
 from tests.integration.scheduler.conftest import wait_for
 from volcano_py.api import resources as R
@@ -28,7 +36,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
 from volcano_py.manager import Manager, ManagerOptions
 
-__all__ = ["UiCluster", "client", "control_plane", "ui_cluster", "wait_for"]
+__all__ = ["UiCluster", "clean_gangs", "client", "control_plane", "ui_cluster", "wait_for"]
 
 JSON = dict[str, Any]
 GPUS_PER_NODE = 4
@@ -46,6 +54,7 @@ class UiCluster:
     racks: list[str] = field(default_factory=list)
     spine: str = ""
     nodes: dict[str, list[str]] = field(default_factory=dict)
+    created: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -56,25 +65,51 @@ class UiCluster:
             data: JSON = json.loads(resp.read())
         return data
 
-    def gang(self, name: str, pods: int, gpus_each: int, *, tier: int = 1) -> str:
-        """A hard-mode gang of ``pods`` pods limited to ``tier``; returns ``ns/name``."""
+    def gang_objects(
+        self, name: str, pods: int, gpus_each: int, *, tier: int = 1
+    ) -> tuple[str, list[JSON]]:
+        """A hard-mode gang of whole-GPU pods limited to ``tier``: ``ns/name`` and its objects.
+
+        Recorded for ``clean_gangs`` to delete after the test, however they get created.
+        """
         full = f"{self.prefix}-{name}"
-        body = podgroup_body(
-            full,
-            self.namespace,
-            pods,
-            network_topology={"mode": "hard", "highestTierAllowed": tier},
-        )
-        self.client.create(R.PODGROUPS, body, self.namespace)
-        for i in range(pods):
-            pod = pod_body(
-                f"{full}-{i}",
+        objects: list[JSON] = [
+            podgroup_body(
+                full,
                 self.namespace,
-                requests={"cpu": "1", self.gpu: str(gpus_each)},
-                annotations={KUBE_GROUP_NAME_ANNOTATION: full},
+                pods,
+                network_topology={"mode": "hard", "highestTierAllowed": tier},
             )
-            self.client.create(R.PODS, pod, self.namespace)
-        return f"{self.namespace}/{full}"
+        ]
+        for i in range(pods):
+            objects.append(
+                pod_body(
+                    f"{full}-{i}",
+                    self.namespace,
+                    requests={"cpu": "1", self.gpu: str(gpus_each)},
+                    annotations={KUBE_GROUP_NAME_ANNOTATION: full},
+                )
+            )
+        self.created += [(o["kind"], o["metadata"]["name"]) for o in objects]
+        return f"{self.namespace}/{full}", objects
+
+    def gang(self, name: str, pods: int, gpus_each: int, *, tier: int = 1) -> str:
+        """``gang_objects`` created through the client; returns ``ns/name``."""
+        key, objects = self.gang_objects(name, pods, gpus_each, tier=tier)
+        for obj in objects:
+            resource = R.PODGROUPS if obj["kind"] == "PodGroup" else R.PODS
+            self.client.create(resource, obj, self.namespace)
+        return key
+
+    def delete_gangs(self) -> None:
+        """Delete every gang object a test created (pods at once: no kubelet here)."""
+        for kind, name in self.created:
+            with contextlib.suppress(NotFound):
+                if kind == "Pod":
+                    force_delete_pod(self.client, name, self.namespace)
+                else:
+                    self.client.delete(R.PODGROUPS, name, self.namespace)
+        self.created.clear()
 
     def gang_in_view(self, key: str) -> JSON | None:
         return next(
@@ -140,3 +175,16 @@ def ui_cluster(client: KubeClient) -> Iterator[UiCluster]:
                 client.delete(R.NODES, name)
         with contextlib.suppress(NotFound):
             client.delete(R.NAMESPACES, namespace)
+
+
+@pytest.fixture(autouse=True)
+def clean_gangs(ui_cluster: UiCluster) -> Iterator[None]:
+    """Each test starts with every rack free: its gangs are deleted, and the view shows it."""
+    yield
+    ui_cluster.delete_gangs()
+
+    def all_free() -> bool:
+        hns = ui_cluster.topology()["hyperNodes"]
+        return all(hns[r]["gpu"][0] == hns[r]["gpu"][1] for r in ui_cluster.racks)
+
+    wait_for(all_free, timeout=30)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 
 import pytest
 
 from tests.integration.ui.conftest import GPUS_PER_NODE, UiCluster, wait_for
+from volcano_py.api import resources as R
 from volcano_py.manager import Manager, ManagerOptions
+from volcano_py.ops import OpsServer, Reply
 
 
 def test_api_topology_shows_the_racks_with_their_nodes_and_gpus(ui_cluster: UiCluster) -> None:
@@ -95,3 +99,72 @@ def test_ui_false_serves_neither_page_nor_api(ui_cluster: UiCluster) -> None:
             assert missing.value.code == 404
     finally:
         manager.ops.stop()
+
+
+def test_a_follower_shows_the_gangs_and_reasons_the_leader_wrote(ui_cluster: UiCluster) -> None:
+    """A replica that never leads (the Lease is held elsewhere) serves the same view."""
+    c = ui_cluster
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "ui-follower", "namespace": c.namespace},
+        "spec": {
+            "holderIdentity": "someone-else",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    c.client.create(R.LEASES, lease, c.namespace)
+    placed = c.gang("leader-placed", 1, GPUS_PER_NODE)
+    waiting = c.gang("leader-refused", 3, GPUS_PER_NODE)
+    options = ManagerOptions(
+        controllers=[],
+        leader_elect=True,
+        lease_name="ui-follower",
+        namespace=c.namespace,
+        metrics_host="127.0.0.1",
+        metrics_port=0,
+        identity="follower",
+    )
+    follower = Manager(options, client=c.client, on_fatal=lambda reason: None)
+    follower.start()
+    try:
+        url = f"http://127.0.0.1:{follower.ops.port}/api/topology"
+
+        def gangs() -> dict[str, dict[str, object]]:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                data = json.loads(resp.read())
+            return {f"{g['namespace']}/{g['name']}": g for g in data["gangs"]}
+
+        seen = wait_for(
+            lambda: (
+                (g := gangs()).get(placed, {}).get("hyperNode")
+                and g.get(waiting, {}).get("message")
+                and g
+            ),
+            timeout=40,
+        )
+        assert not follower.is_leader()
+        assert seen[placed]["hyperNode"] in c.racks
+        assert seen[waiting]["reason"]
+    finally:
+        follower.stop()
+
+
+def test_ops_route_that_raises_is_a_500_and_the_server_keeps_serving() -> None:
+    def broken(headers: object) -> Reply:
+        raise RuntimeError("boom")
+
+    ops = OpsServer("127.0.0.1", 0, healthy=list, ready=list, routes={"/api/broken": broken})
+    ops.start()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(f"http://127.0.0.1:{ops.port}/api/broken", timeout=10)
+        assert failed.value.code == 500
+        assert b"boom" not in failed.value.read()  # no internals to the client
+        with urllib.request.urlopen(f"http://127.0.0.1:{ops.port}/healthz", timeout=10) as r:
+            assert r.status == 200
+    finally:
+        ops.stop()

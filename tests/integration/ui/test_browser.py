@@ -16,11 +16,9 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.builders import pod_body, podgroup_body
 from tests.controlplane.harness import ControlPlane
 from tests.integration.ui.browser import chromium, missing, screenshot
 from tests.integration.ui.conftest import GPUS_PER_NODE, UiCluster
-from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
 
 WAIT_S = 20.0
 
@@ -60,25 +58,6 @@ def _kubectl_apply(cp: ControlPlane, objects: list[dict[str, object]]) -> None:
     )
 
 
-def _gang(c: UiCluster, name: str, pods: int) -> tuple[str, list[dict[str, object]]]:
-    full = f"{c.prefix}-{name}"
-    objects: list[dict[str, object]] = [
-        podgroup_body(
-            full, c.namespace, pods, network_topology={"mode": "hard", "highestTierAllowed": 1}
-        )
-    ]
-    for i in range(pods):
-        objects.append(
-            pod_body(
-                f"{full}-{i}",
-                c.namespace,
-                requests={"cpu": "1", c.gpu: str(GPUS_PER_NODE)},
-                annotations={KUBE_GROUP_NAME_ANNOTATION: full},
-            )
-        )
-    return f"{c.namespace}/{full}", objects
-
-
 def test_browser_shows_racks_then_a_gang_in_its_rack_and_a_pending_reason(
     ui_cluster: UiCluster, control_plane: ControlPlane, browser: object
 ) -> None:
@@ -92,13 +71,13 @@ def test_browser_shows_racks_then_a_gang_in_its_rack_and_a_pending_reason(
     assert f"gpu {2 * GPUS_PER_NODE}" in rack_row.text  # type: ignore[attr-defined]
     screenshot(driver, "1-racks")  # type: ignore[arg-type]
 
-    fits, objects = _gang(c, "kubectl-fits", 2)
+    fits, objects = c.gang_objects("kubectl-fits", 2, GPUS_PER_NODE)
     _kubectl_apply(control_plane, objects)
     chips = " , ".join(f'div.hn[data-hn="{r}"] > .row [data-gang="{fits}"]' for r in c.racks)
     _wait(driver, f"gang {fits} inside a rack", lambda d: _rows(d, chips))
     screenshot(driver, "2-gang-in-rack")  # type: ignore[arg-type]
 
-    waiting, objects = _gang(c, "kubectl-too-big", 3)
+    waiting, objects = c.gang_objects("kubectl-too-big", 3, GPUS_PER_NODE)
     _kubectl_apply(control_plane, objects)
     item = f'[data-pending="{waiting}"] .msg'
     found = _wait(driver, f"the reason of {waiting}", lambda d: _rows(d, item))
