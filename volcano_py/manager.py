@@ -204,7 +204,11 @@ class Manager:
             cache = self.scheduler.cache if self.scheduler is not None else SchedulerCache()
             if self.scheduler is None:
                 cache.attach(self.informers)
-            self.topology = TopologyView(cache, informer_change_key(self.informers))
+            self.topology = TopologyView(
+                cache,
+                informer_change_key(self.informers),
+                self.informers.informer(R.HYPERNODES).store.list,
+            )
         self.ops = OpsServer(
             options.metrics_host,
             options.metrics_port,

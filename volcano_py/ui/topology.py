@@ -157,6 +157,7 @@ def _discovery(objects: Iterable[JSON]) -> JSON:
             entry["stale"] += 1
             name = (obj.get("metadata") or {}).get("name", "")
             stale.append({"hyperNode": name, "source": source, **condition})
+    stale.sort(key=lambda s: str(s["hyperNode"]))
     return {"sources": dict(sorted(sources.items())), "stale": stale}
 
 

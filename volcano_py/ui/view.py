@@ -22,7 +22,7 @@ from __future__ import annotations
 import gzip
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from importlib import resources
 
@@ -31,7 +31,7 @@ import orjson
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.ops import Reply, Route
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.ui.topology import topology_json
+from volcano_py.ui.topology import JSON, topology_json
 
 MIN_INTERVAL_S = 1.0
 SETTLE_S = 2.0
@@ -61,6 +61,7 @@ class TopologyView:
         self,
         cache: SchedulerCache,
         change_key: Callable[[], object],
+        hypernodes: Callable[[], Iterable[JSON]] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
         min_interval: float = MIN_INTERVAL_S,
@@ -68,6 +69,8 @@ class TopologyView:
     ) -> None:
         self._cache = cache
         self._change_key = change_key
+        # every HyperNode object, quarantined ones too (the informer's thread-safe store)
+        self._hypernodes = hypernodes or cache.hypernodes.objects
         self._clock = clock
         self._min_interval = min_interval
         self._settle = settle
@@ -101,7 +104,7 @@ class TopologyView:
     def _build(self, now: float) -> None:
         started = time.perf_counter()
         snapshot = self._cache.snapshot()
-        data = topology_json(snapshot, self._cache.hypernodes.objects())
+        data = topology_json(snapshot, self._hypernodes())
         core = orjson.dumps(data)
         self.builds += 1
         self._built_at = now
