@@ -208,6 +208,7 @@ class Manager:
                 cache,
                 informer_change_key(self.informers),
                 self.informers.informer(R.HYPERNODES).store.list,
+                replica=self._replica_state,
             )
         self.ops = OpsServer(
             options.metrics_host,
@@ -253,6 +254,14 @@ class Manager:
         if watch.last_error:
             lines.append(f"scheduler conf: last edit rejected: {watch.last_error}")
         return lines
+
+    def _replica_state(self) -> dict[str, Any]:
+        """Who serves the topology view: identity, leader or not, caches synced."""
+        return {
+            "identity": self.options.identity,
+            "leader": self.is_leader(),
+            "cachesSynced": self._ready.is_set(),
+        }
 
     def is_ready(self) -> bool:
         """Whether ``readiness`` is empty."""

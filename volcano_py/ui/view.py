@@ -4,8 +4,9 @@ The manager builds one per process (every replica, leader or not) on the schedul
 informers already feed, and hands ``routes()`` to the ops server. A request never calls the
 API server and rarely computes anything:
 
-- a **change key** (the informers' last resourceVersions, read without a lock) tells whether
-  anything moved since the JSON was built; the built JSON (plain and gzipped) is served as
+- a **change key** (the informers' last resourceVersions, read without a lock, and the
+  replica's state: leader or not, caches synced) tells whether anything moved since the JSON
+  was built; the built JSON (plain and gzipped) is served as
   is until it has, with an ``ETag`` so a polling page gets ``304 Not Modified``;
 - after a change, the JSON is rebuilt **at most once per ``min_interval``** (default 1 s, and
   never more often than ``BUDGET`` allows: a build that took 0.3 s waits 3 s, so the view
@@ -63,6 +64,7 @@ class TopologyView:
         change_key: Callable[[], object],
         hypernodes: Callable[[], Iterable[JSON]] | None = None,
         *,
+        replica: Callable[[], JSON] | None = None,
         clock: Callable[[], float] = time.monotonic,
         min_interval: float = MIN_INTERVAL_S,
         settle: float = SETTLE_S,
@@ -71,6 +73,8 @@ class TopologyView:
         self._change_key = change_key
         # every HyperNode object, quarantined ones too (the informer's thread-safe store)
         self._hypernodes = hypernodes or cache.hypernodes.objects
+        # who serves the page (identity, leader, caches synced): part of the JSON and its key
+        self._replica = replica or dict
         self._clock = clock
         self._min_interval = min_interval
         self._settle = settle
@@ -90,7 +94,8 @@ class TopologyView:
         """The generation and the JSON (plain, gzipped), rebuilt when due."""
         with self._lock:
             now = self._clock()
-            key = self._change_key()
+            replica = self._replica()
+            key = (self._change_key(), sorted(replica.items()))
             if key != self._key_seen:
                 self._key_seen, self._key_since = key, now
             settled = self._built_at - self._key_since >= self._settle
@@ -98,13 +103,14 @@ class TopologyView:
             recent = now - self._built_at < interval
             if self._body and (settled or recent):
                 return self._generation, self._body, self._gzipped
-            self._build(now)
+            self._build(now, replica)
             return self._generation, self._body, self._gzipped
 
-    def _build(self, now: float) -> None:
+    def _build(self, now: float, replica: JSON) -> None:
         started = time.perf_counter()
         snapshot = self._cache.snapshot()
         data = topology_json(snapshot, self._hypernodes())
+        data["replica"] = replica
         core = orjson.dumps(data)
         self.builds += 1
         self._built_at = now

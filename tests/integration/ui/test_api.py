@@ -133,9 +133,12 @@ def test_a_follower_shows_the_gangs_and_reasons_the_leader_wrote(ui_cluster: UiC
     try:
         url = f"http://127.0.0.1:{follower.ops.port}/api/topology"
 
+        replicas = []
+
         def gangs() -> dict[str, dict[str, object]]:
             with urllib.request.urlopen(url, timeout=10) as resp:
                 data = json.loads(resp.read())
+            replicas.append(data["replica"])
             return {f"{g['namespace']}/{g['name']}": g for g in data["gangs"]}
 
         seen = wait_for(
@@ -147,6 +150,7 @@ def test_a_follower_shows_the_gangs_and_reasons_the_leader_wrote(ui_cluster: UiC
             timeout=40,
         )
         assert not follower.is_leader()
+        assert replicas[-1] == {"identity": "follower", "leader": False, "cachesSynced": True}
         assert seen[placed]["hyperNode"] in c.racks
         assert seen[waiting]["reason"]
     finally:

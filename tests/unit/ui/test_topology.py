@@ -213,3 +213,16 @@ def test_ui_page_is_shipped_and_polls_the_api() -> None:
     # nothing fetched from outside: the page must work on an offline cluster
     assert "http://" not in html
     assert "https://" not in html
+
+
+def test_view_rebuilds_when_the_replica_changes_and_reports_it() -> None:
+    replica = {"identity": "a", "leader": False, "cachesSynced": True}
+    clock = _Clock()
+    view = TopologyView(_cluster(), lambda: "rv", clock=clock, replica=lambda: dict(replica))
+    generation, body, _ = view.current()
+    assert orjson.loads(body)["replica"] == replica
+    replica["leader"] = True
+    clock.now += 1.5
+    later, body, _ = view.current()
+    assert later == generation + 1
+    assert orjson.loads(body)["replica"]["leader"] is True
