@@ -4,7 +4,7 @@
   resources, gangs in their domains, pending gangs' reasons, discovery and tree health (pure).
 - ``view`` — ``TopologyView``: builds that JSON from the shared scheduler cache at most once
   a second after a change, and serves ``/ui`` and ``/api/topology`` through the ops server.
-- ``static/index.html`` — the page: plain JavaScript and inline CSS, no build step, no CDN.
+- ``index.html`` — the page: plain JavaScript and inline CSS, no build step, no CDN.
 
 Layering: above the scheduler and controllers (it reads their caches and wire names), below
 the manager (which wires it into ``OpsServer``). Nothing in the scheduler depends on it.

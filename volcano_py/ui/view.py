@@ -42,8 +42,8 @@ JSON_TYPE = "application/json"
 
 
 def page() -> bytes:
-    """The single-page view shipped in the package (``volcano_py/ui/static/index.html``)."""
-    return resources.files("volcano_py.ui").joinpath("static/index.html").read_bytes()
+    """The single-page view shipped in the package (``volcano_py/ui/index.html``)."""
+    return resources.files("volcano_py.ui").joinpath("index.html").read_bytes()
 
 
 def informer_change_key(informers: SharedInformerFactory) -> Callable[[], object]:
