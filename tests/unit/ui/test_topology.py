@@ -184,6 +184,15 @@ def test_view_rebuilds_only_after_a_change_and_at_most_once_per_interval() -> No
     assert view.builds == 3
 
 
+def test_view_body_is_the_content_plus_its_stamp() -> None:
+    view = TopologyView(_cluster(), lambda: "rv", clock=_Clock())
+    data = orjson.loads(view.current()[1])
+    assert data["generation"] == 1
+    assert data["changedAt"].endswith("Z")
+    assert data["buildSeconds"] >= 0
+    assert data["summary"]["hyperNodes"] == 3
+
+
 def test_view_serves_gzip_and_304_for_the_same_generation() -> None:
     view = TopologyView(_cluster(), lambda: "rv", clock=_Clock())
     plain = view.api_topology({})
@@ -222,7 +231,7 @@ def test_view_rebuilds_when_the_replica_changes_and_reports_it() -> None:
     generation, body, _ = view.current()
     assert orjson.loads(body)["replica"] == replica
     replica["leader"] = True
-    clock.now += 1.5
+    clock.now += 2.5  # past the 2 s rebuild interval
     later, body, _ = view.current()
     assert later == generation + 1
     assert orjson.loads(body)["replica"]["leader"] is True
