@@ -97,3 +97,17 @@ def test_browser_search_opens_the_path_to_a_node(ui_cluster: UiCluster, browser:
     marked = _rows(driver, f"{hit} .nodes mark")
     assert [m.text for m in marked] == [node]  # type: ignore[attr-defined]
     screenshot(driver, "4-search")  # type: ignore[arg-type]
+
+
+def test_browser_collapse_and_expand_a_rack(ui_cluster: UiCluster, browser: object) -> None:
+    c, driver = ui_cluster, browser
+    driver.get(f"{c.url}/ui")  # type: ignore[attr-defined]
+    _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
+    rack = c.racks[0]
+    toggle = f'div.hn[data-hn="{rack}"] > .row button.tog'
+    _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
+    nodes = f'div.hn[data-hn="{rack}"] .nodes'
+    shown = _wait(driver, f"the nodes of {rack}", lambda d: _rows(d, nodes))
+    assert all(n in shown[0].text for n in c.nodes[rack])  # type: ignore[index]
+    _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
+    _wait(driver, f"{rack} collapsed", lambda d: not _rows(d, nodes))
