@@ -24,6 +24,10 @@ enforces it, see ``setup.cfg``):
 ``volcano_py.scheduler`` / ``webhooks``
     The embedded scheduler and the admission webhooks; both read the shared caches.
 
+``volcano_py.ui``
+    The read-only topology view (``/ui``, ``/api/topology``) every replica serves through the
+    ops server, built from the scheduler cache; nothing below depends on it.
+
 ``volcano_py.manager`` / ``volcano_py.cli``
     The composition root that wires one process, and the ``volcano-py`` command.
 

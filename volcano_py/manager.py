@@ -8,9 +8,10 @@ written down here with its reason (controller-runtime's ``pkg/manager/internal.g
    The client, the ``SharedInformerFactory``, the Event recorder, the admission router and
    every enabled controller's ``initialize`` and the scheduler's cache wiring. No thread yet;
    initialisation only *asks* the factory for informers, so all consumers share one cache.
-2. **Ops server first** (``/healthz``, ``/readyz``, ``/metrics``): probes answer from the
-   first second, and ``/readyz`` says "not ready" until the caches sync, so no Service routes
-   admissions to a replica whose HyperNode cache is still empty.
+2. **Ops server first** (``/healthz``, ``/readyz``, ``/metrics``, and unless ``--ui=false``
+   the read-only topology view ``/ui`` + ``/api/topology`` on the scheduler cache): probes
+   answer from the first second, and ``/readyz`` says "not ready" until the caches sync, so
+   no Service routes admissions to a replica whose HyperNode cache is still empty.
 3. **Webhooks next**: gunicorn is already accepting; admissions are served on every replica,
    leader or not, from the shared HyperNode cache.
 4. **Caches**: the informers start; readiness flips when all have synced; then the objects
@@ -53,8 +54,10 @@ from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
 from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
+from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
+from volcano_py.ui.view import TopologyView, informer_change_key
 from webhooks import hypernodes
 from webhooks.app import create_app
 from webhooks.probe import WebhookProbe
@@ -103,6 +106,8 @@ class ManagerOptions:
     # The webhook's own address (host, port): readiness probes it (webhooks.probe). None when
     # this process serves no webhook (tests that run the manager without gunicorn).
     webhook_address: tuple[str, int] | None = None
+    # The read-only topology view (/ui, /api/topology) on the metrics address (volcano_py.ui).
+    ui_enabled: bool = True
 
 
 def _read_conf(path: str | None) -> str | None:
@@ -193,12 +198,25 @@ class Manager:
 
         self.router = AdmissionRouter()
         hypernodes.register(self.router, self.informers.informer(R.HYPERNODES).store)
+        self.topology: TopologyView | None = None
+        if options.ui_enabled:
+            # the scheduler's cache when there is one (every replica builds it), else its own
+            cache = self.scheduler.cache if self.scheduler is not None else SchedulerCache()
+            if self.scheduler is None:
+                cache.attach(self.informers)
+            self.topology = TopologyView(
+                cache,
+                informer_change_key(self.informers),
+                self.informers.informer(R.HYPERNODES).store.list,
+                replica=self._replica_state,
+            )
         self.ops = OpsServer(
             options.metrics_host,
             options.metrics_port,
             healthy=self.health,
             ready=self.readiness,
             ready_detail=self.readiness_detail,
+            routes=self.topology.routes() if self.topology is not None else None,
         )
 
     def _fence(self, method: str, path: str) -> None:
@@ -236,6 +254,14 @@ class Manager:
         if watch.last_error:
             lines.append(f"scheduler conf: last edit rejected: {watch.last_error}")
         return lines
+
+    def _replica_state(self) -> dict[str, Any]:
+        """Who serves the topology view: identity, leader or not, caches synced."""
+        return {
+            "identity": self.options.identity,
+            "leader": self.is_leader(),
+            "cachesSynced": self._ready.is_set(),
+        }
 
     def is_ready(self) -> bool:
         """Whether ``readiness`` is empty."""

@@ -4,14 +4,18 @@ Kubelet probes and Prometheus scrape this server, not the TLS webhook port, so a
 competes with admissions and needs no client certificate. ``/healthz`` answers 200 while the
 process's guarded threads are alive; ``/readyz`` answers 200 once the shared caches have
 synced (503 with the reasons before that); ``/metrics`` renders ``volcano_py.metrics.REGISTRY``.
-The server runs on one named daemon thread (``ops-server``) and never touches the caches.
+The server runs on one named daemon thread (``ops-server``, a thread per request) and never
+touches the caches itself: extra read-only pages (the topology view of ``volcano_py.ui``) are
+given to it as ``routes``, each a function from the request's headers to a ``Reply``. Only GET
+is served; any other method is answered 501 by the standard library handler.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -22,6 +26,20 @@ log = logging.getLogger(__name__)
 
 Check = Callable[[], list[str]]
 """A check returns the reasons it fails (an empty list: healthy / ready)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a route answers: status, body, content type and any extra headers."""
+
+    status: int
+    body: bytes
+    content_type: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Route = Callable[[Mapping[str, str]], Reply]
+"""A read-only page: the request headers (lower-case names) in, a ``Reply`` out."""
 
 
 class OpsServer:
@@ -35,8 +53,10 @@ class OpsServer:
         healthy: Check,
         ready: Check,
         ready_detail: Check | None = None,
+        routes: Mapping[str, Route] | None = None,
     ) -> None:
         self._healthy = healthy
+        self._routes = dict(routes or {})
         self._ready = ready
         self._ready_detail = ready_detail
         server = self
@@ -75,6 +95,10 @@ class OpsServer:
         if path == "/metrics":
             self._reply(request, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
             return
+        route = self._routes.get(path)
+        if route is not None:
+            self._serve_route(request, route)
+            return
         check = {"/healthz": self._healthy, "/livez": self._healthy, "/readyz": self._ready}
         if path not in check:
             self._reply(request, 404, b"not found\n", "text/plain")
@@ -96,10 +120,27 @@ class OpsServer:
             text = "".join(f"[+] {line}\n" for line in detail) + "ok\n"
             self._reply(request, 200, text.encode(), "text/plain")
 
+    def _serve_route(self, request: BaseHTTPRequestHandler, route: Route) -> None:
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            reply = route(headers)
+        except Exception:  # a page bug is a 500 with a log line, never a dead server
+            log.exception("ops route %s failed", request.path)
+            reply = Reply(500, b"internal error, see the manager log\n", "text/plain")
+        self._reply(request, reply.status, reply.body, reply.content_type, reply.headers)
+
     @staticmethod
-    def _reply(request: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
+    def _reply(
+        request: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        ctype: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         request.send_response(status)
         request.send_header("Content-Type", ctype)
         request.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
         request.end_headers()
         request.wfile.write(body)

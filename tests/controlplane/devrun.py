@@ -204,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         if external and not args.demo:
             kubeconfig = external
             print(f"running against $KUBECONFIG={external} (no webhook configuration installed)")
+            print(f"topology view: http://127.0.0.1:{metrics_port}/ui", flush=True)
         else:
             try:
                 cleaned = devstate.clean_stale()
@@ -231,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"local cluster up in {took:.1f}s ({shape}, kwok as kubelets; "
                 f"HyperNodes come from label discovery). Try:\n"
                 f"{instructions(plane, args.nodes, demo=args.demo)}\n"
+                f"  topology view:  http://127.0.0.1:{metrics_port}/ui\n"
                 f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
                 f"  webhook:        https://127.0.0.1:{webhook_port}/hypernodes/validate\n"
                 f"Ctrl-C, SIGTERM or SIGHUP stops everything and removes {folder}",

@@ -143,7 +143,15 @@ def add_parser(subparsers: Any) -> None:
         type=_address,
         default=("0.0.0.0", 8080),
         metavar="HOST:PORT",
-        help="/healthz, /readyz and /metrics (plain HTTP)",
+        help="/healthz, /readyz, /metrics and the topology view /ui (plain HTTP)",
+    )
+    p.add_argument(
+        "--ui",
+        type=_bool,
+        default=True,
+        metavar="BOOL",
+        help="serve the read-only topology view (/ui, /api/topology) on --metrics-address"
+        " (default true)",
     )
     p.add_argument("--kube-api-qps", type=non_negative_float, default=500.0)
     p.add_argument("--kube-api-burst", type=positive_int, default=1000)
@@ -193,6 +201,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         bind_workers=args.bind_workers,
         inherit_owner_annotations=args.inherit_owner_annotations,
         webhook_address=(args.webhook_host, args.webhook_port),
+        ui_enabled=args.ui,
     )
     return options
 

@@ -4,34 +4,55 @@
 tree`` prints: per HyperNode ``tier``, ``tierName``, ``parent``, ``children``, ``nodes`` (the
 real nodes under it), ``nodeCount``, ``allocatable`` and ``free`` (cpu, memory, gpu), plus the
 tree's ``ready`` flag and ``errors``. The virtual cluster top is left out (roots have parent
-``""``). ``text_tree`` draws it as an indented outline.
+``""``). ``text_tree`` draws it as an indented outline. ``hypernode_usage(snapshot)`` is the
+computation underneath, shared with the manager's live topology view (``volcano_py.ui``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
+from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource, format_amount
 from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.framework.session import Snapshot
 
 JSON = dict[str, Any]
 
 
+@dataclass(slots=True)
+class HyperNodeUsage:
+    """One HyperNode's place in the tree and the resources of the real nodes under it."""
+
+    info: HyperNodeInfo
+    parent: str
+    nodes: list[str]
+    allocatable: Resource
+    free: Resource
+
+
+def gpus(res: Resource) -> int:
+    """The GPUs in ``res`` (every scalar resource whose name ends in ``gpu``)."""
+    return sum(amount for name, amount in res.scalars.items() if name.endswith("gpu"))
+
+
 def _summary(res: Resource) -> JSON:
-    gpus = sum(amount for name, amount in res.scalars.items() if name.endswith("gpu"))
     return {
         "cpu": format_amount("cpu", res.milli_cpu),
         "memory": format_amount("memory", res.memory),
-        "gpu": format_amount("gpu", gpus),
+        "gpu": format_amount("gpu", gpus(res)),
     }
 
 
-def tree_report(cache: SchedulerCache) -> JSON:
-    """The tree with per-HyperNode resources (see the module docstring)."""
-    snapshot = cache.snapshot()
+def hypernode_usage(snapshot: Snapshot) -> dict[str, HyperNodeUsage]:
+    """Per HyperNode (sorted by name, the virtual top left out) its nodes and resources.
+
+    The one computation behind ``volcano-py tree`` and the manager's topology view.
+    """
     tree = snapshot.tree
-    hypernodes: JSON = {}
+    usage: dict[str, HyperNodeUsage] = {}
     for name in sorted(tree.hypernodes):
         if name == CLUSTER_TOP_HYPERNODE:
             continue
@@ -43,15 +64,26 @@ def tree_report(cache: SchedulerCache) -> JSON:
             if node is not None:
                 allocatable.add(node.allocatable)
                 free.add(node.idle)
+        parent = "" if info.parent == CLUSTER_TOP_HYPERNODE else info.parent
+        usage[name] = HyperNodeUsage(info, parent, nodes, allocatable, free)
+    return usage
+
+
+def tree_report(cache: SchedulerCache) -> JSON:
+    """The tree with per-HyperNode resources (see the module docstring)."""
+    snapshot = cache.snapshot()
+    tree = snapshot.tree
+    hypernodes: JSON = {}
+    for name, use in hypernode_usage(snapshot).items():
         hypernodes[name] = {
-            "tier": info.tier,
-            "tierName": info.tier_name,
-            "parent": "" if info.parent == CLUSTER_TOP_HYPERNODE else info.parent,
-            "children": list(info.children),
-            "nodes": nodes,
-            "nodeCount": len(nodes),
-            "allocatable": _summary(allocatable),
-            "free": _summary(free),
+            "tier": use.info.tier,
+            "tierName": use.info.tier_name,
+            "parent": use.parent,
+            "children": list(use.info.children),
+            "nodes": use.nodes,
+            "nodeCount": len(use.nodes),
+            "allocatable": _summary(use.allocatable),
+            "free": _summary(use.free),
         }
     return {
         "ready": tree.ready,

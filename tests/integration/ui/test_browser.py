@@ -1,0 +1,113 @@
+"""The topology page in a real browser (headless Chromium) against a manager on the real
+control plane: the page loads, the racks show, a gang applied with kubectl appears inside its
+rack within seconds, a pending gang shows its reason. Screenshots go to ``artifacts/ui/``.
+
+Chromium missing is a failure with the install command, never a skip (CI installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.controlplane.harness import ControlPlane
+from tests.integration.ui.browser import chromium, missing, screenshot
+from tests.integration.ui.conftest import GPUS_PER_NODE, UiCluster
+
+WAIT_S = 20.0
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    problem = missing()
+    if problem:
+        pytest.fail(f"the browser tests need headless Chromium: {problem}", pytrace=False)
+    driver = chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _wait(driver: object, what: str, condition: object, timeout: float = WAIT_S) -> object:
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+    except TimeoutException:
+        path = screenshot(driver, "failed-" + what.replace(" ", "-"))  # type: ignore[arg-type]
+        raise AssertionError(f"page did not show {what} within {timeout}s (see {path})") from None
+
+
+def _rows(driver: object, css: str) -> list[object]:
+    return list(driver.find_elements(By.CSS_SELECTOR, css))  # type: ignore[attr-defined]
+
+
+def _kubectl_apply(cp: ControlPlane, objects: list[dict[str, object]]) -> None:
+    stream = "\n---\n".join(json.dumps(o) for o in objects)
+    subprocess.run(
+        [str(cp.binaries["kubectl"]), "--kubeconfig", str(cp.kubeconfig), "apply", "-f", "-"],
+        input=stream.encode(),
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_browser_shows_racks_then_a_gang_in_its_rack_and_a_pending_reason(
+    ui_cluster: UiCluster, control_plane: ControlPlane, browser: object
+) -> None:
+    c, driver = ui_cluster, browser
+    driver.get(f"{c.url}/ui")  # type: ignore[attr-defined]
+    _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
+    for rack in c.racks:
+        _wait(driver, f"rack {rack}", lambda d, r=rack: _rows(d, f'div.hn[data-hn="{r}"]'))
+    rack_row = _rows(driver, f'div.hn[data-hn="{c.racks[0]}"] > .row')[0]
+    assert "tier 1 · rack" in rack_row.text  # type: ignore[attr-defined]
+    assert f"gpu {2 * GPUS_PER_NODE}" in rack_row.text  # type: ignore[attr-defined]
+    screenshot(driver, "1-racks")  # type: ignore[arg-type]
+
+    fits, objects = c.gang_objects("kubectl-fits", 2, GPUS_PER_NODE)
+    _kubectl_apply(control_plane, objects)
+    chips = " , ".join(f'div.hn[data-hn="{r}"] > .row [data-gang="{fits}"]' for r in c.racks)
+    _wait(driver, f"gang {fits} inside a rack", lambda d: _rows(d, chips))
+    screenshot(driver, "2-gang-in-rack")  # type: ignore[arg-type]
+
+    waiting, objects = c.gang_objects("kubectl-too-big", 3, GPUS_PER_NODE)
+    _kubectl_apply(control_plane, objects)
+    item = f'[data-pending="{waiting}"] .msg'
+    found = _wait(driver, f"the reason of {waiting}", lambda d: _rows(d, item))
+    assert found[0].text.strip()  # type: ignore[index]
+    screenshot(driver, "3-pending-reason")  # type: ignore[arg-type]
+
+
+def test_browser_search_opens_the_path_to_a_node(ui_cluster: UiCluster, browser: object) -> None:
+    c, driver = ui_cluster, browser
+    driver.get(f"{c.url}/ui")  # type: ignore[attr-defined]
+    _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
+    node = c.nodes[c.racks[1]][1]
+    box = driver.find_element(By.ID, "search")  # type: ignore[attr-defined]
+    box.send_keys(node)
+    hit = f'div.hn.hit[data-hn="{c.racks[1]}"]'
+    _wait(driver, f"the rack of {node} highlighted", lambda d: _rows(d, hit))
+    marked = _rows(driver, f"{hit} .nodes mark")
+    assert [m.text for m in marked] == [node]  # type: ignore[attr-defined]
+    screenshot(driver, "4-search")  # type: ignore[arg-type]
+
+
+def test_browser_collapse_and_expand_a_rack(ui_cluster: UiCluster, browser: object) -> None:
+    c, driver = ui_cluster, browser
+    driver.get(f"{c.url}/ui")  # type: ignore[attr-defined]
+    _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
+    rack = c.racks[0]
+    toggle = f'div.hn[data-hn="{rack}"] > .row button.tog'
+    _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
+    nodes = f'div.hn[data-hn="{rack}"] .nodes'
+    shown = _wait(driver, f"the nodes of {rack}", lambda d: _rows(d, nodes))
+    assert all(n in shown[0].text for n in c.nodes[rack])  # type: ignore[index]
+    _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
+    _wait(driver, f"{rack} collapsed", lambda d: not _rows(d, nodes))

@@ -1,0 +1,192 @@
+"""``topology_json``: the live topology view's data, built from one scheduler-cache snapshot.
+
+Pure: a ``Snapshot`` (nodes, jobs, the HyperNode tree) and the HyperNode objects in, plain
+JSON out; no client, no clock (the caller stamps the time). The per-HyperNode figures come
+from ``scheduler.treeview.hypernode_usage``, the computation ``volcano-py tree`` prints, so
+the page and the command never disagree. The shape (documented in docs/ui.md):
+
+- ``tree``: ``ready``, ``errors``, ``quarantined`` (name -> reason, left out of scheduling);
+- ``hyperNodes``: name -> ``tier``, ``tierName``, ``parent`` ("" for a root), ``children``,
+  ``nodes`` (the real nodes directly in it, not under a child), ``nodeCount`` (all under it),
+  ``gpu`` (devices) / ``cpu`` (millicores) / ``memory`` (bytes) as ``[free, total]``,
+  ``source`` (the discovery source label, "" when hand-made) and ``stale`` (the ``DiscoveryStale``
+  condition's ``reason``/``message``/``since``, or null);
+- ``roots``: parentless HyperNodes, highest tier first;
+- ``tiers``: per tier its name, HyperNode count and the largest free share one HyperNode of
+  it holds now (``gpu``, ``cpu``, ``memory`` and where) — the biggest gang that tier can take;
+- ``gangs``: every PodGroup with ``namespace``, ``name``, ``queue``, ``phase``,
+  ``minMember``, ``placed`` / ``pending`` task counts, ``hyperNode`` (its
+  ``volcano.sh/job-allocated-hypernode``, else the lowest HyperNode holding its placed tasks),
+  ``highestTierAllowed`` / ``highestTierName`` and, while unplaced, the ``Unschedulable``
+  condition's ``reason`` and ``message`` (the per-tier text the scheduler wrote, so a
+  follower shows what the leader decided);
+- ``discovery``: per source label the HyperNodes it owns and how many are stale, and the
+  stale ones listed;
+- ``summary``: counts for the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from volcano_py.api.constants import (
+    CLUSTER_TOP_HYPERNODE,
+    NETWORK_TOPOLOGY_SOURCE_LABEL,
+    PodGroupConditionType,
+    PodGroupPhase,
+)
+from volcano_py.controllers.hypernode.reconcile import STALE_CONDITION
+from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.task_info import READY, TaskStatus
+from volcano_py.scheduler.framework.session import Snapshot
+from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
+
+JSON = dict[str, Any]
+
+
+def _stale(obj: JSON | None) -> JSON | None:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if cond.get("type") == STALE_CONDITION and cond.get("status") == "True":
+            return {
+                "reason": cond.get("reason") or "",
+                "message": cond.get("message") or "",
+                "since": cond.get("lastTransitionTime") or "",
+            }
+    return None
+
+
+def _source(obj: JSON | None) -> str:
+    labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+    return str(labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL) or "")
+
+
+def _whole(milli: int) -> int | float:
+    """GPUs from the cache's milli-units (a fraction only when one is shared)."""
+    return milli // 1000 if milli % 1000 == 0 else milli / 1000
+
+
+def _hypernode(use: HyperNodeUsage, tree: HyperNodeTree) -> JSON:
+    under_children: set[str] = set()
+    for child in use.info.children:
+        under_children |= tree.real_nodes.get(child, frozenset())
+    alloc, free = use.allocatable, use.free
+    return {
+        "tier": use.info.tier,
+        "tierName": use.info.tier_name,
+        "parent": use.parent,
+        "children": list(use.info.children),
+        "nodes": [n for n in use.nodes if n not in under_children],
+        "nodeCount": len(use.nodes),
+        "gpu": [_whole(gpus(free)), _whole(gpus(alloc))],
+        "cpu": [free.milli_cpu, alloc.milli_cpu],
+        "memory": [free.memory, alloc.memory],
+        "source": _source(use.info.obj),
+        "stale": _stale(use.info.obj),
+    }
+
+
+def _tiers(hypernodes: JSON) -> list[JSON]:
+    tiers: dict[int, JSON] = {}
+    for name, hn in hypernodes.items():
+        entry = tiers.setdefault(
+            hn["tier"],
+            {"tier": hn["tier"], "tierName": hn["tierName"], "hyperNodes": 0, "largestFree": {}},
+        )
+        entry["hyperNodes"] += 1
+        entry["tierName"] = entry["tierName"] or hn["tierName"]
+        best = entry["largestFree"]
+        for resource in ("gpu", "cpu", "memory"):
+            free = hn[resource][0]
+            if resource not in best or free > best[resource][0]:
+                best[resource] = [free, name]
+    return [tiers[t] for t in sorted(tiers)]
+
+
+def _condition(job: JobInfo) -> JSON:
+    """The PodGroup's ``Unschedulable=True`` condition (empty when it has none)."""
+    for cond in (job.podgroup.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == PodGroupConditionType.UNSCHEDULABLE and cond.get("status") == "True":
+            return dict(cond)
+    return {}
+
+
+def _domain(job: JobInfo, tree: HyperNodeTree) -> str:
+    """The HyperNode that holds the gang: the annotation, else its placed tasks' LCA."""
+    if job.allocated_hypernode:
+        return job.allocated_hypernode
+    lca = ""
+    for task in job.tasks.values():
+        if task.status in READY and task.node_name:
+            lca = tree.lca(lca, tree.leaf_of(task.node_name))
+    return "" if lca == CLUSTER_TOP_HYPERNODE else lca
+
+
+def _gang(job: JobInfo, tree: HyperNodeTree) -> JSON:
+    placed = sum(1 for t in job.tasks.values() if t.status in READY)
+    pending = sum(1 for t in job.tasks.values() if t.status == TaskStatus.PENDING)
+    cond = _condition(job) if job.phase != PodGroupPhase.RUNNING else {}
+    return {
+        "namespace": job.namespace,
+        "name": job.name,
+        "queue": job.queue,
+        "phase": job.phase,
+        "minMember": job.min_member,
+        "placed": placed,
+        "pending": pending,
+        "hyperNode": _domain(job, tree),
+        "highestTierAllowed": job.highest_tier,
+        "highestTierName": job.highest_tier_name,
+        "reason": cond.get("reason", ""),
+        "message": cond.get("message", ""),
+    }
+
+
+def _discovery(objects: Iterable[JSON]) -> JSON:
+    sources: dict[str, JSON] = {}
+    stale: list[JSON] = []
+    for obj in objects:
+        source = _source(obj)
+        if not source:
+            continue
+        entry = sources.setdefault(source, {"hyperNodes": 0, "stale": 0})
+        entry["hyperNodes"] += 1
+        condition = _stale(obj)
+        if condition is not None:
+            entry["stale"] += 1
+            name = (obj.get("metadata") or {}).get("name", "")
+            stale.append({"hyperNode": name, "source": source, **condition})
+    stale.sort(key=lambda s: str(s["hyperNode"]))
+    return {"sources": dict(sorted(sources.items())), "stale": stale}
+
+
+def topology_json(snapshot: Snapshot, hypernode_objects: Iterable[JSON]) -> JSON:
+    """The view's data (see the module docstring); ``hypernode_objects``: every HyperNode."""
+    tree = snapshot.tree
+    hypernodes = {name: _hypernode(use, tree) for name, use in hypernode_usage(snapshot).items()}
+    roots = sorted(
+        (n for n, h in hypernodes.items() if not h["parent"]),
+        key=lambda n: (-hypernodes[n]["tier"], n),
+    )
+    gangs = [_gang(snapshot.jobs[key], tree) for key in sorted(snapshot.jobs)]
+    running = sum(1 for g in gangs if g["phase"] == PodGroupPhase.RUNNING)
+    return {
+        "tree": {
+            "ready": tree.ready,
+            "errors": list(tree.errors),
+            "quarantined": dict(sorted(tree.quarantined.items())),
+        },
+        "hyperNodes": hypernodes,
+        "roots": roots,
+        "tiers": _tiers(hypernodes),
+        "gangs": gangs,
+        "discovery": _discovery(hypernode_objects),
+        "summary": {
+            "nodes": len(snapshot.nodes),
+            "hyperNodes": len(hypernodes),
+            "gangs": len(gangs),
+            "runningGangs": running,
+            "unschedulableGangs": sum(1 for g in gangs if g["message"]),
+        },
+    }
