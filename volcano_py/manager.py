@@ -47,6 +47,7 @@ from volcano_py.controllers.framework import Controller, ControllerOptions, Cont
 from volcano_py.kube.client import KubeClient, load_config
 from volcano_py.kube.errors import NotLeader
 from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.idle_trim import IdleTrimmer
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.kube.leaderelection import LeaderElector
 from volcano_py.kube.runtime import freeze_after_sync
@@ -57,7 +58,7 @@ from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
-from volcano_py.ui.view import TopologyView, informer_change_key
+from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes
 from webhooks.app import create_app
 from webhooks.probe import WebhookProbe
@@ -206,7 +207,7 @@ class Manager:
                 cache.attach(self.informers)
             self.topology = TopologyView(
                 cache,
-                informer_change_key(self.informers),
+                self.informers.change_key,
                 self.informers.informer(R.HYPERNODES).store.list,
                 replica=self._replica_state,
             )
@@ -286,6 +287,8 @@ class Manager:
         self.lease_recorder.start()
         self.informers.start()
         self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
+        trimmer = IdleTrimmer(self.informers.change_key)
+        self._guard("manager:idle-trim", lambda: trimmer.run(self.stop_event), expect_exit=True)
         if self.webhook_probe is not None:
             probe = self.webhook_probe
             self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)

@@ -408,6 +408,10 @@ class SharedInformerFactory:
         with self._lock:
             return list(self._informers.values())
 
+    def change_key(self) -> tuple[str, ...]:
+        """Every informer's last resourceVersion: moves on any event (cheap to compare)."""
+        return tuple(i.last_resource_version for i in self.informers())
+
     def start(self) -> None:
         """Start every informer not yet running."""
         for informer in self.informers():

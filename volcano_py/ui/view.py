@@ -30,7 +30,6 @@ from importlib import resources
 
 import orjson
 
-from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.ops import Reply, Route
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.ui.topology import JSON, topology_json
@@ -45,15 +44,6 @@ JSON_TYPE = "application/json"
 def page() -> bytes:
     """The single-page view shipped in the package (``volcano_py/ui/index.html``)."""
     return resources.files("volcano_py.ui").joinpath("index.html").read_bytes()
-
-
-def informer_change_key(informers: SharedInformerFactory) -> Callable[[], object]:
-    """A change key from every informer's last resourceVersion (moves on any event)."""
-
-    def key() -> object:
-        return tuple(i.last_resource_version for i in informers.informers())
-
-    return key
 
 
 class TopologyView:
