@@ -145,6 +145,8 @@ def test_a_follower_shows_the_gangs_and_reasons_the_leader_wrote(ui_cluster: UiC
             lambda: (
                 (g := gangs()).get(placed, {}).get("hyperNode")
                 and g.get(waiting, {}).get("message")
+                # the view is rebuilt at most every 2 s: the sync may show one build later
+                and replicas[-1]["cachesSynced"]
                 and g
             ),
             timeout=40,
