@@ -19,7 +19,9 @@ the page and the command never disagree. The shape (documented in docs/ui.md):
   ``volcano.sh/job-allocated-hypernode``, else the lowest HyperNode holding its placed tasks),
   ``highestTierAllowed`` / ``highestTierName`` and, while unplaced, the ``Unschedulable``
   condition's ``reason`` and ``message`` (the per-tier text the scheduler wrote, so a
-  follower shows what the leader decided);
+  follower shows what the leader decided), and ``subJobs`` for a partitioned gang
+  (``{"<policy>/<values>": {"hyperNode", "pods"}}``, the lowest HyperNode holding each
+  SubJob's placed pods; ``{}`` for a flat gang);
 - ``discovery``: per source label the HyperNodes it owns and how many are stale, and the
   stale ones listed;
 - ``summary``: counts for the header.
@@ -41,6 +43,7 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
 from volcano_py.scheduler.framework.session import Snapshot
+from volcano_py.scheduler.simulator import sub_jobs_view
 from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
 
 JSON = dict[str, Any]
@@ -123,7 +126,18 @@ def _domain(job: JobInfo, tree: HyperNodeTree) -> str:
     return "" if lca == CLUSTER_TOP_HYPERNODE else lca
 
 
-def _gang(job: JobInfo, tree: HyperNodeTree) -> JSON:
+def _sub_jobs(job: JobInfo, snapshot: Snapshot) -> JSON:
+    """A partitioned gang's SubJobs: ``{key: {"hyperNode", "pods"}}`` (``{}`` for a flat one)."""
+    if not job.has_sub_group_policy():
+        return {}
+    return {
+        key: {"hyperNode": view["allocatedHyperNode"], "pods": len(view["pods"])}
+        for key, view in sub_jobs_view(job, snapshot).items()
+    }
+
+
+def _gang(job: JobInfo, snapshot: Snapshot) -> JSON:
+    tree = snapshot.tree
     placed = sum(1 for t in job.tasks.values() if t.status in READY)
     pending = sum(1 for t in job.tasks.values() if t.status == TaskStatus.PENDING)
     cond = _condition(job) if job.phase != PodGroupPhase.RUNNING else {}
@@ -140,6 +154,7 @@ def _gang(job: JobInfo, tree: HyperNodeTree) -> JSON:
         "highestTierName": job.highest_tier_name,
         "reason": cond.get("reason", ""),
         "message": cond.get("message", ""),
+        "subJobs": _sub_jobs(job, snapshot),
     }
 
 
@@ -169,7 +184,7 @@ def topology_json(snapshot: Snapshot, hypernode_objects: Iterable[JSON]) -> JSON
         (n for n, h in hypernodes.items() if not h["parent"]),
         key=lambda n: (-hypernodes[n]["tier"], n),
     )
-    gangs = [_gang(snapshot.jobs[key], tree) for key in sorted(snapshot.jobs)]
+    gangs = [_gang(snapshot.jobs[key], snapshot) for key in sorted(snapshot.jobs)]
     running = sum(1 for g in gangs if g["phase"] == PodGroupPhase.RUNNING)
     return {
         "tree": {

@@ -235,3 +235,26 @@ def test_view_rebuilds_when_the_replica_changes_and_reports_it() -> None:
     later, body, _ = view.current()
     assert later == generation + 1
     assert orjson.loads(body)["replica"]["leader"] is True
+
+
+def test_topology_partitioned_gang_lists_each_sub_job_in_its_own_hypernode() -> None:
+    cache = _cluster()
+    policy = {"name": "tp", "subGroupSize": 1, "matchLabelKeys": ["part"]}
+    cache.update_podgroup(podgroup("parts", 2, phase="Running", sub_group_policy=[policy]))
+    for i, where in enumerate(("n-a2", "n-b2")):
+        cache.update_pod(
+            pod(
+                f"parts-{i}",
+                "parts",
+                {"cpu": 1},
+                node_name=where,
+                phase="Running",
+                labels={"part": str(i)},
+            )
+        )
+    gangs = {g["name"]: g for g in _json(cache)["gangs"]}
+    assert gangs["parts"]["hyperNode"] == "spine"
+    sub_jobs = gangs["parts"]["subJobs"]
+    assert sorted(v["hyperNode"] for v in sub_jobs.values()) == ["rack-a", "rack-b"]
+    assert all(v["pods"] == 1 for v in sub_jobs.values())
+    assert gangs["train"]["subJobs"] == {}  # a flat gang has none
