@@ -55,7 +55,33 @@ def create_fleet(client: KubeClient, count: int, timeout: float = 60.0) -> list[
         client.create(R.NODES, body)
     names = [b["metadata"]["name"] for b in bodies]
     wait_nodes_up(client, names, timeout)
+    if names:
+        wait_topology(client, set(names), timeout)
     return names
+
+
+def wait_topology(client: KubeClient, names: set[str], timeout: float) -> None:
+    """Wait until label discovery's rack HyperNodes hold every node of the fleet.
+
+    A gang applied before that would see a partial tree (a rack still empty) and could be
+    placed across racks; ``make run`` says it is up only once the topology is whole.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        held: set[str] = set()
+        for hn in client.list_all(R.HYPERNODES):
+            spec = hn.get("spec") or {}
+            if spec.get("tier") == 1:
+                for member in spec.get("members") or ():
+                    exact = ((member.get("selector") or {}).get("exactMatch") or {}).get("name")
+                    if exact:
+                        held.add(exact)
+        if names <= held:
+            return
+        if time.monotonic() > deadline:
+            missing = ", ".join(sorted(names - held))
+            raise TimeoutError(f"label discovery left nodes out of the racks: {missing}")
+        time.sleep(0.2)
 
 
 def apply_demo_workload(client: KubeClient, namespace: str = "default") -> tuple[str, int]:

@@ -113,6 +113,16 @@ def test_manager_json_logs_every_line_and_a_waiting_podgroup_once(
     install_webhook(admin, tmp_path / "certs", process.webhook_port, "volcano-py-json-logs")
     try:
         admin.create(R.HYPERNODES, HYPERNODE)
+        # the API server starts calling a new webhook configuration a moment after it exists
+        deadline = time.monotonic() + 30
+        probe = 0
+        while "/hypernodes/validate" not in process.log() and time.monotonic() < deadline:
+            probe += 1
+            labels = {"probe": str(probe)}
+            admin.patch(
+                R.HYPERNODES, HYPERNODE["metadata"]["name"], {"metadata": {"labels": labels}}
+            )
+            time.sleep(0.5)
         admin.create(
             R.PODGROUPS,
             {
