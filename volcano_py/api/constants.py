@@ -37,6 +37,19 @@ JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
 NETWORK_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
 # Pod/workload annotation: highest tier a job may span, an integer.
 NETWORK_TOPOLOGY_HIGHEST_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
+# Workload annotations (beyond Volcano): an indexed workload's pods split into partitions of
+# this many pods, each a SubJob (docs/podgroup.md, "Partitions").
+PARTITION_SIZE_ANNOTATION = "volcano.sh/partition-size"
+# Partitions the gang needs before it may start (the policy's minSubGroups; default 0).
+MIN_PARTITIONS_ANNOTATION = "volcano.sh/min-partitions"
+# A partition's network topology mode (hard|soft) and highest tier (an integer).
+PARTITION_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/partition-network-topology-mode"
+PARTITION_TOPOLOGY_HIGHEST_TIER_ANNOTATION = "volcano.sh/partition-network-topology-highest-tier"
+# Pod label pg-controller sets: the pod's partition, <pod index> // <partition size>.
+PARTITION_ID_LABEL = "volcano.sh/partition-id"
+# Where a pod's index comes from: a StatefulSet's pods, an indexed Job's pods.
+STATEFULSET_POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # PodGroup annotation: the HyperNode the job's allocated tasks currently sit under (their LCA).
 JOB_ALLOCATED_HYPERNODE_ANNOTATION = "volcano.sh/job-allocated-hypernode"
 # Label on pods of a Volcano Job (used by the seeds' debugging guide: -l volcano.sh/job-name=).

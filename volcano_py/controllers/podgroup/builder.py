@@ -23,6 +23,8 @@ warnings to record as Events on the pod. What goes in, as Volcano's pg-controlle
   hard|soft, anything else -> hard with a warning) and
   ``volcano.sh/network-topology-highest-tier`` (an integer; otherwise left unset with a
   warning); absent when neither annotation is there;
+- ``subGroupPolicy``: one ``partition`` policy when the workload (or the pod) carries
+  ``volcano.sh/partition-size`` and the pod has an index (``partitions.py``);
 - ``status.phase: Pending``.
 
 ``updated_podgroup`` compares what a PodGroup should be with what it is, field by field with
@@ -56,6 +58,7 @@ from volcano_py.api.meta import (
 from volcano_py.api.podgroup import NetworkTopology
 from volcano_py.api.quantity import format_resource_list, parse_resource_list
 from volcano_py.api.resources import PODGROUPS
+from volcano_py.controllers.podgroup.partitions import REASON_INVALID_PARTITIONS, partition_policy
 from volcano_py.controllers.podgroup.quota import min_resources
 
 JSON = dict[str, Any]
@@ -69,7 +72,14 @@ POD_LABELS = (C.POD_PREEMPTABLE, C.COOLDOWN_TIME)
 # PodGroup annotations other components write; an update never removes them.
 FOREIGN_ANNOTATIONS = frozenset({C.JOB_ALLOCATED_HYPERNODE_ANNOTATION})
 # The spec fields pg-controller owns.
-MANAGED_SPEC = ("minMember", "minResources", "queue", "priorityClassName", "networkTopology")
+MANAGED_SPEC = (
+    "minMember",
+    "minResources",
+    "queue",
+    "priorityClassName",
+    "networkTopology",
+    "subGroupPolicy",
+)
 
 # Event reasons for what the builder had to fix up (recorded on the pod).
 REASON_INVALID_MIN_MEMBER = "InvalidGroupMinMember"
@@ -238,6 +248,12 @@ def build_podgroup(
     warnings.extend(topology_warnings)
     if topology is not None:
         spec["networkTopology"] = topology
+    partitions = {**pod_annotations, **owner_annotations} if inherit_owner_annotations else {}
+    policy, problem = partition_policy(partitions, pod)
+    if policy is not None:
+        spec["subGroupPolicy"] = [policy]
+    elif problem:
+        warnings.append(BuildWarning(REASON_INVALID_PARTITIONS, problem))
 
     body: JSON = {
         "apiVersion": PODGROUPS.api_version,

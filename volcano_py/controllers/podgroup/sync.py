@@ -58,6 +58,7 @@ from volcano_py.controllers.podgroup.interfaces import (
     PodGroupClient,
     Request,
 )
+from volcano_py.controllers.podgroup.partitions import partition_labels
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Conflict, Invalid, NotFound, PermanentError
 from volcano_py.kube.events import WARNING, Recorder
@@ -98,7 +99,7 @@ class PodGroupSync:
         self.enqueue = enqueue
         self.clock = clock or RealClock()
         self._lock = threading.Lock()
-        self._created: set[str] = set()  # "ns/name" of PodGroups not yet in the cache
+        self._created: dict[str, JSON] = {}  # "ns/name" -> PodGroups created, not yet cached
         self._annotated: dict[str, str] = {}  # pod uid -> group name, not yet in the cache
         self._create_locks: dict[str, _CreateLock] = {}  # "ns/name" of creates in flight
 
@@ -127,7 +128,7 @@ class PodGroupSync:
     def observed_podgroup(self, podgroup: Mapping[str, Any]) -> None:
         """The cache shows ``podgroup`` (added or deleted): stop remembering our create."""
         with self._lock:
-            self._created.discard(f"{namespace_of(podgroup)}/{name_of(podgroup)}")
+            self._created.pop(f"{namespace_of(podgroup)}/{name_of(podgroup)}", None)
 
     def podgroup_known(self, namespace: str, name: str) -> bool:
         """The PodGroup is in the cache, or we created it and the cache lags."""
@@ -142,8 +143,8 @@ class PodGroupSync:
         if pod is None or not self.takes(pod) or self.awaiting_cache(pod):
             return
         name = podgroup_name(pod)
-        self.ensure_podgroup(pod, name, update=False)
-        self.annotate_pod(pod, name)
+        podgroup = self.ensure_podgroup(pod, name, update=False)
+        self.annotate_pod(pod, name, partition_labels(pod, podgroup))
 
     def build(self, pod: Mapping[str, Any]) -> BuiltPodGroup:
         """The desired PodGroup for ``pod`` (owner annotations read when inheritance is on)."""
@@ -163,8 +164,14 @@ class PodGroupSync:
             self._warn(pod, REASON_CREATE_FAILED, f"cannot build PodGroup: {e}")
             raise PermanentError(f"cannot build PodGroup: {e}") from e
 
-    def ensure_podgroup(self, pod: Mapping[str, Any], name: str, *, update: bool) -> None:
-        """Create the PodGroup ``name`` for ``pod`` if missing; with ``update``, refresh it."""
+    def ensure_podgroup(
+        self, pod: Mapping[str, Any], name: str, *, update: bool
+    ) -> Mapping[str, Any] | None:
+        """Create the PodGroup ``name`` for ``pod`` if missing; with ``update``, refresh it.
+
+        Returns the PodGroup as known: the cached one, or the body created (by this call or
+        an earlier one the cache has not shown yet); None when another process created it.
+        """
         namespace = namespace_of(pod)
         key = f"{namespace}/{name}"
         existing = self.caches.podgroups.get(key)
@@ -172,13 +179,14 @@ class PodGroupSync:
             with self._creating(key):  # a second worker waits, then finds it created
                 if key not in self._created and key not in self.caches.podgroups:
                     self._create(pod, key, self.build(pod))
-            return
+            with self._lock:
+                return self.caches.podgroups.get(key) or self._created.get(key)
         if not update:
-            return
+            return existing
         built = self.build(pod)
         body = updated_podgroup(existing, built.body)
         if body is None:
-            return
+            return existing
         try:
             self.client.update(R.PODGROUPS, body)
         except Invalid as e:
@@ -186,6 +194,7 @@ class PodGroupSync:
             raise PermanentError(f"PodGroup {key} update rejected: {e}") from e
         log.info("PodGroup %s updated from pod %s/%s", key, namespace, name_of(pod))
         self._record_warnings(pod, built)
+        return body
 
     @contextlib.contextmanager
     def _creating(self, key: str) -> Iterator[None]:
@@ -216,7 +225,7 @@ class PodGroupSync:
             self._record_warnings(pod, built)
         with self._lock:
             if key not in self.caches.podgroups:
-                self._created.add(key)
+                self._created[key] = built.body
 
     def delete_podgroup(self, namespace: str, name: str) -> None:
         """Delete the PodGroup if we know of it (NotFound is success)."""
@@ -228,19 +237,25 @@ class PodGroupSync:
         except NotFound:
             pass
         with self._lock:
-            self._created.discard(f"{namespace}/{name}")
+            self._created.pop(f"{namespace}/{name}", None)
 
-    def annotate_pod(self, pod: Mapping[str, Any], group: str) -> None:
-        """Set the pod's group-name to ``group`` unless someone set another one meanwhile."""
+    def annotate_pod(
+        self, pod: Mapping[str, Any], group: str, labels: Mapping[str, str] | None = None
+    ) -> None:
+        """Set the pod's group-name to ``group`` unless someone set another one meanwhile.
+
+        ``labels`` (a partition id) go in the same patch: the pod joins its gang with them.
+        """
         namespace, name = namespace_of(pod), name_of(pod)
         current: Mapping[str, Any] = pod
         for _ in range(3):
-            patch = {
-                "metadata": {
-                    "resourceVersion": resource_version_of(current),
-                    "annotations": {C.KUBE_GROUP_NAME_ANNOTATION: group},
-                }
+            metadata: JSON = {
+                "resourceVersion": resource_version_of(current),
+                "annotations": {C.KUBE_GROUP_NAME_ANNOTATION: group},
             }
+            if labels:
+                metadata["labels"] = dict(labels)
+            patch = {"metadata": metadata}
             try:
                 self.client.patch(R.PODS, name, patch, namespace, patch_type="strategic")
             except NotFound:
