@@ -46,6 +46,7 @@ KCM_CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",
     "statefulset-controller",
+    "job-controller",
     "garbage-collector-controller",
     "namespace-controller",
     "serviceaccount-controller",
