@@ -10,7 +10,10 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message;
 - ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end;
 - ``subJobs``: ``{ns/podgroup: {subjob: hypernode}}`` — each SubJob's allocated HyperNode
-  (the lowest holding its pods; ``""`` when none is placed).
+  (the lowest holding its pods; ``""`` when none is placed);
+- ``evicted`` / ``notEvicted``: pods preempt/reclaim must / must not evict;
+  ``evictedCount``: how many were evicted in all; ``evictionsFor``: ``{ns/podgroup: n}``
+  pods evicted for that preemptor.
 """
 
 from __future__ import annotations
@@ -77,3 +80,11 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     for group, text in (expect.get("messages") or {}).items():
         messages = [c["message"] for c in result.podgroups[group]["conditions"]]
         assert any(text in m for m in messages), (group, messages)
+    for pod in expect.get("evicted") or ():
+        assert pod in result.evictions, (pod, result.evictions)
+    for pod in expect.get("notEvicted") or ():
+        assert pod not in result.evictions, (pod, result.evictions)
+    if "evictedCount" in expect:
+        assert len(result.evictions) == expect["evictedCount"], result.evictions
+    for group, n in (expect.get("evictionsFor") or {}).items():
+        assert list(result.evictions.values()).count(group) == n, result.evictions

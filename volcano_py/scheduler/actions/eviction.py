@@ -1,0 +1,314 @@
+"""The eviction engine shared by ``preempt`` and ``reclaim``: pick the cheapest domain.
+
+For one starving job (pending tasks, allocate could not place it):
+
+- **Domains.** A topology job's candidate domains are the HyperNodes of its reach (tier
+  within the hard bound, or the top for soft mode; under the highest allowed ancestor of its
+  allocated HyperNode) — the gradient without the idle pre-filter, as Volcano's evict
+  purpose. Any other job has one domain, the whole cluster.
+- **Victims as bundles.** The candidates (occupying pods of other jobs in the action's scope,
+  never a pod labelled/annotated ``volcano.sh/preemptable: "false"``, never one whose eviction
+  the API server refused lately) of every job touching the domain go through the plugins'
+  victim functions (``Session.preemptable`` / ``reclaimable``: gang, priority, conformance,
+  proportion/capacity). A victim job offers its permitted surplus pods inside the domain one
+  by one, and — when the whole gang is permitted — the whole gang as one bundle.
+- **Cost.** Per domain the bundles are taken cheapest first (lowest priority, then most of
+  the bundle inside the domain, then smallest) until the job fits (a trial placement in a
+  discarded Statement), then each chosen bundle is dropped again if the job still fits
+  without it. The domain's cost is (pods evicted, highest victim priority, gangs touched);
+  the least wins, ties to the lower tier then the name.
+- **Bound.** Domains are ordered by a cheap lower bound (pods needed to cover the resource
+  shortfall with the largest permitted pods); at most ``ssn.evict_max_hypernodes`` feasible
+  domains are evaluated and a domain whose bound cannot beat the best so far is skipped.
+
+Nothing is written here: the choice lands in ``ssn.evictions`` and ``ssn.nominations``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION, POD_PREEMPTABLE
+from volcano_py.scheduler.actions.placement import place_tasks, reach_by_tier
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
+from volcano_py.scheduler.framework.session import Eviction, JobFit, Session
+
+CLUSTER_DOMAIN = "<cluster>"
+VictimFn = Callable[[TaskInfo, list[TaskInfo]], list[TaskInfo]]
+# tasks an eviction may take: bound to a node and holding it
+EVICTABLE_STATES = frozenset({TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING})
+
+
+@dataclass(slots=True)
+class DomainChoice:
+    """One candidate domain's victims and cost (``explain`` prints these)."""
+
+    domain: str
+    tier: int
+    victims: list[TaskInfo] = field(default_factory=list)
+    cost: tuple[int, int, int] = (0, 0, 0)
+    feasible: bool = False
+    note: str = ""
+    placement: dict[str, str] = field(default_factory=dict)  # preemptor task -> node
+
+
+def not_preemptable(task: TaskInfo, jobs: dict[str, JobInfo]) -> bool:
+    """``volcano.sh/preemptable: "false"`` on the pod (annotation or label) or its PodGroup."""
+    meta = task.pod.get("metadata") or {}
+    values = [(meta.get("annotations") or {}).get(POD_PREEMPTABLE)]
+    values.append((meta.get("labels") or {}).get(POD_PREEMPTABLE))
+    job = jobs.get(task.job)
+    if job is not None:
+        pg_meta = job.podgroup.get("metadata") or {}
+        values.append((pg_meta.get("annotations") or {}).get(POD_PREEMPTABLE))
+    return any(str(v).lower() == "false" for v in values if v is not None)
+
+
+def candidate_domains(ssn: Session, job: JobInfo) -> list[tuple[str, int]]:
+    """(HyperNode, tier) the job may be placed in, lowest tier first; the cluster otherwise."""
+    if not job.with_network_topology():
+        return [(CLUSTER_DOMAIN, 0)]
+    hard, highest = job.is_hard_topology_mode()
+    if not hard:
+        highest = ssn.tree.top.tier
+    out = []
+    for tier, names in reach_by_tier(ssn, highest, job.allocated_hypernode):
+        out += [(name, tier) for name in sorted(names)]
+    return out
+
+
+class EvictionPlanner:
+    """Chooses victims for one preemptor job (see the module docstring)."""
+
+    def __init__(
+        self,
+        ssn: Session,
+        job: JobInfo,
+        victim_fn: VictimFn,
+        in_scope: Callable[[JobInfo], bool],
+        taken: set[str],
+    ) -> None:
+        """``in_scope(victim job)``: the action's scope; ``taken``: already chosen victims."""
+        self.ssn = ssn
+        self.job = job
+        self.victim_fn = victim_fn
+        self.in_scope = in_scope
+        self.taken = taken
+        self.preemptor = job.pending_tasks()[0]
+        self.placement: dict[str, str] = {}
+        self.need = Resource()
+        for task in job.pending_tasks()[: max(job.min_member - job.ready_task_num(), 1)]:
+            self.need.add(task.resreq)
+
+    def _nodes(self, domain: str) -> list[str]:
+        if domain == CLUSTER_DOMAIN:
+            return list(self.ssn.node_names)
+        return [n.name for n in self.ssn.nodes_in(domain)]
+
+    def _candidates(self, node_names: list[str]) -> list[TaskInfo]:
+        ssn = self.ssn
+        out = []
+        for name in node_names:
+            for task in ssn.nodes[name].tasks.values():
+                if task.status not in EVICTABLE_STATES or task.job == self.job.uid:
+                    continue
+                if task.uid in self.taken or task.uid in ssn.unevictable:
+                    continue
+                victim_job = ssn.jobs.get(task.job)
+                if victim_job is None or not self.in_scope(victim_job):
+                    continue
+                if not_preemptable(task, ssn.jobs):
+                    continue
+                out.append(task)
+        return out
+
+    def _bundles(self, in_domain: list[TaskInfo]) -> list[list[TaskInfo]]:
+        """Surplus pods one by one, and whole gangs, as the victim functions permit."""
+        ssn = self.ssn
+        inside = {t.uid for t in in_domain}
+        jobs = sorted({t.job for t in in_domain})
+        offered: list[TaskInfo] = list(in_domain)
+        for uid in jobs:
+            offered += [
+                t
+                for t in ssn.jobs[uid].tasks.values()
+                if t.status in READY and t.uid not in inside and t.node_name
+            ]
+        permitted = {t.uid for t in self.victim_fn(self.preemptor, offered)}
+        bundles: list[list[TaskInfo]] = []
+        for uid in jobs:
+            victim_job = ssn.jobs[uid]
+            ready = [t for t in victim_job.tasks.values() if t.status in READY]
+            surplus = len(ready) - victim_job.min_member
+            for task in sorted((t for t in in_domain if t.job == uid), key=lambda t: t.uid):
+                if surplus <= 0:
+                    break
+                if task.uid in permitted:
+                    bundles.append([task])
+                    surplus -= 1
+            whole = ready and all(t.uid in permitted for t in ready)
+            if whole and not any(
+                t.uid in ssn.unevictable or not_preemptable(t, ssn.jobs) for t in ready
+            ):
+                bundles.append(sorted(ready, key=lambda t: t.uid))
+        return bundles
+
+    def fits(self, victims: list[TaskInfo], node_names: list[str]) -> bool:
+        """Whether the job's gang fits on ``node_names`` once ``victims`` are gone (a trial)."""
+        ssn, job = self.ssn, self.job
+        victims = list({t.uid: t for t in victims}.values())
+        for task in victims:
+            ssn.own_node(task.node_name).remove_task(task)
+            ssn.fire_deallocate(task)
+        stmt = ssn.statement()
+        before = job.allocated_hypernode
+        try:
+            place_tasks(ssn, stmt, job, [ssn.nodes[n] for n in node_names], Counter())
+            self.placement = {t.uid: t.node_name for t in stmt.operations}
+            return len(stmt) > 0 and ssn.job_ready(job)
+        finally:
+            stmt.discard()
+            job.allocated_hypernode = before
+            for task in reversed(victims):
+                ssn.own_node(task.node_name).add_task(task)
+                ssn.fire_allocate(task)
+
+    def _lower_bound(self, node_names: list[str], bundles: list[list[TaskInfo]]) -> int | None:
+        """Pods that must go at least (largest first per short resource); None: never fits."""
+        idle = Resource()
+        for name in node_names:
+            idle.add(self.ssn.nodes[name].idle)
+        inside = set(node_names)
+        pods = [t for b in bundles for t in b if t.node_name in inside]
+        bound = 0
+        for resource, amount in self.need.items():
+            short = amount - idle.get(resource)
+            if short <= 0:
+                continue
+            sizes = sorted((t.resreq.get(resource) for t in pods), reverse=True)
+            count = 0
+            while short > 0 and count < len(sizes) and sizes[count] > 0:
+                short -= sizes[count]
+                count += 1
+            if short > 0:
+                return None
+            bound = max(bound, count)
+        return bound
+
+    def _cost(self, victims: list[TaskInfo]) -> tuple[int, int, int]:
+        jobs = self.ssn.jobs
+        top = max((jobs[t.job].priority for t in victims), default=0)
+        return (len(victims), top, len({t.job for t in victims}))
+
+    def evaluate(self, domain: str, tier: int) -> DomainChoice:
+        """The cheapest victim set found in ``domain`` (``feasible`` False when none works)."""
+        choice = DomainChoice(domain, tier)
+        node_names = self._nodes(domain)
+        bundles = self._bundles(self._candidates(node_names))
+        inside = set(node_names)
+        jobs = self.ssn.jobs
+        bundles.sort(
+            key=lambda b: (
+                jobs[b[0].job].priority,
+                -sum(t.node_name in inside for t in b) / len(b),
+                len(b),
+                b[0].uid,
+            )
+        )
+        chosen: list[list[TaskInfo]] = []
+        for bundle in bundles:
+            chosen.append(bundle)
+            if self.fits([t for b in chosen for t in b], node_names):
+                break
+        else:
+            if not self.fits([], node_names):
+                choice.note = "not enough to evict"
+                return choice
+            chosen = []
+        for bundle in sorted(chosen, key=len, reverse=True):
+            rest = [b for b in chosen if b is not bundle]
+            if self.fits([t for b in rest for t in b], node_names):
+                chosen = rest
+        choice.victims = list({t.uid: t for b in chosen for t in b}.values())
+        self.fits(choice.victims, node_names)
+        choice.placement = dict(self.placement)
+        choice.cost = self._cost(choice.victims)
+        choice.feasible = True
+        return choice
+
+    def plan(self) -> tuple[DomainChoice | None, list[DomainChoice]]:
+        """The best domain (None when no domain works) and every domain evaluated."""
+        ordered = []
+        for domain, tier in candidate_domains(self.ssn, self.job):
+            node_names = self._nodes(domain)
+            if not node_names:
+                continue
+            bundles = self._bundles(self._candidates(node_names))
+            bound = self._lower_bound(node_names, bundles)
+            if bound is not None:
+                ordered.append((bound, tier, domain))
+        ordered.sort()
+        best: DomainChoice | None = None
+        tried: list[DomainChoice] = []
+        for bound, tier, domain in ordered[: max(self.ssn.evict_max_hypernodes, 1)]:
+            if best is not None and bound > best.cost[0]:
+                break
+            choice = self.evaluate(domain, tier)
+            tried.append(choice)
+            if choice.feasible and (
+                best is None or (choice.cost, choice.tier) < (best.cost, best.tier)
+            ):
+                best = choice
+        return best, tried
+
+
+def evict_for_jobs(
+    ssn: Session,
+    action: str,
+    victim_fn: VictimFn,
+    scope: Callable[[JobInfo, JobInfo], bool],
+) -> None:
+    """Run the planner for every starving job in job order; record evictions and nominations."""
+    taken = {e.task.uid for e in ssn.evictions}
+    starving = [
+        job
+        for job in ssn.jobs.values()
+        if job.uid in ssn.job_fit
+        and job.pending_tasks()
+        and job.uid not in ssn.nominations
+        and ssn.job_valid(job) is None
+        and not _waiting_for_releases(ssn, job)
+    ]
+    starving.sort(key=ssn.job_order_key())
+    for job in starving:
+        planner = EvictionPlanner(ssn, job, victim_fn, functools.partial(scope, job), taken)
+        best, _ = planner.plan()
+        if best is None:
+            continue
+        if not best.victims:
+            continue  # it fits already: allocate will place it next cycle
+        for task in best.victims:
+            taken.add(task.uid)
+            ssn.evictions.append(Eviction(task, job.uid, best.domain, action))
+        ssn.nominations[job.uid] = best.domain
+        ssn.nominated_nodes[job.uid] = best.placement
+        ssn.job_fit[job.uid] = JobFit(
+            ssn.job_fit[job.uid].reason,
+            f"{action}: evicting {len(best.victims)} pod(s) in {best.domain} "
+            f"for this PodGroup; " + ssn.job_fit[job.uid].message,
+        )
+
+
+def _waiting_for_releases(ssn: Session, job: JobInfo) -> bool:
+    """A job already nominated whose domain still has pods terminating: do not evict again."""
+    meta = job.podgroup.get("metadata") or {}
+    nominated = (meta.get("annotations") or {}).get(NOMINATED_HYPERNODE_ANNOTATION)
+    if not nominated:
+        return False
+    names = ssn.node_names if nominated == CLUSTER_DOMAIN else ssn.real_nodes.get(nominated, ())
+    return any(t.status == TaskStatus.RELEASING for n in names for t in ssn.nodes[n].tasks.values())
