@@ -6,6 +6,7 @@ scenarios (``scenarios/preempt_*.yaml``); these pin the pieces they are built fr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,46 @@ def test_cluster_role_may_create_evictions() -> None:
     rules = [r for r in role["rules"] if "pods/eviction" in r.get("resources", ())]
     assert rules
     assert "create" in rules[0]["verbs"]
+
+
+def _scenario_files(tmp_path: Path, name: str) -> tuple[str, str]:
+    from tests.unit.scheduler.objects import expand
+
+    scenario = yaml.safe_load((Path(__file__).parent / "scenarios" / name).read_text())
+    cluster, conf = tmp_path / "cluster.yaml", tmp_path / "conf.yaml"
+    cluster.write_text(yaml.safe_dump_all(expand(scenario["cluster"])))
+    conf.write_text(scenario["conf"])
+    return str(cluster), str(conf)
+
+
+def test_explain_lists_each_candidate_domain_with_victims_and_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from volcano_py.cli import main
+
+    cluster, conf = _scenario_files(tmp_path, "preempt_rack_cheapest.yaml")
+    argv = ["explain", "--cluster", cluster, "--scheduler-conf", conf, "--job", "default/high"]
+    assert main(argv) == 0
+    domains = json.loads(capsys.readouterr().out)["evictions"]["preempt"]
+    by_name = {d["hyperNode"]: d for d in domains}
+    assert set(by_name) == {"rack-a", "rack-b"}
+    assert by_name["rack-a"]["cost"] == {"pods": 8, "maxVictimPriority": 10, "gangs": 2}
+    assert by_name["rack-b"]["cost"] == {"pods": 8, "maxVictimPriority": 20, "gangs": 1}
+    assert len(by_name["rack-a"]["victims"]) == 8
+    assert main([*argv, "-o", "text"]) == 0
+    out = capsys.readouterr().out
+    assert "preempt: 2 candidate domain(s)" in out
+    assert "rack-a (tier 1, lower bound 8): feasible, evicts 8 pod(s) of 2 job(s)" in out
+
+
+def test_simulate_json_lists_evictions_with_their_preemptor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from volcano_py.cli import main
+
+    cluster, conf = _scenario_files(tmp_path, "preempt_rack_cheapest.yaml")
+    assert main(["simulate", "--cluster", cluster, "--scheduler-conf", conf]) == 0
+    evictions = json.loads(capsys.readouterr().out)["evictions"]
+    assert len(evictions) == 8
+    assert set(evictions.values()) == {"default/high"}
+    assert all(p.startswith(("default/l1-", "default/l2-")) for p in evictions)

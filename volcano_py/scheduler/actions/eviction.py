@@ -30,6 +30,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION, POD_PREEMPTABLE
 from volcano_py.scheduler.actions.placement import place_tasks, reach_by_tier
@@ -38,8 +39,11 @@ from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.session import Eviction, JobFit, Session
 
+JSON = dict[str, Any]
 CLUSTER_DOMAIN = "<cluster>"
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], list[TaskInfo]]
+# (preemptor job, victim job) -> whether the action may take the victim's pods
+Scope = Callable[[JobInfo, JobInfo], bool]
 # tasks an eviction may take: bound to a node and holding it
 EVICTABLE_STATES = frozenset({TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING})
 
@@ -241,22 +245,46 @@ class EvictionPlanner:
         choice.feasible = True
         return choice
 
-    def plan(self) -> tuple[DomainChoice | None, list[DomainChoice]]:
-        """The best domain (None when no domain works) and every domain evaluated."""
-        ordered = []
+    def ordered_domains(self) -> list[tuple[int | None, int, str]]:
+        """(lower bound, tier, domain), cheapest bound first; None bounds (never fit) last."""
+        ordered: list[tuple[int | None, int, str]] = []
         for domain, tier in candidate_domains(self.ssn, self.job):
             node_names = self._nodes(domain)
-            if not node_names:
-                continue
-            bundles = self._bundles(self._candidates(node_names))
-            bound = self._lower_bound(node_names, bundles)
-            if bound is not None:
-                ordered.append((bound, tier, domain))
-        ordered.sort()
+            if node_names:
+                bundles = self._bundles(self._candidates(node_names))
+                ordered.append((self._lower_bound(node_names, bundles), tier, domain))
+        big = 1 << 62
+        ordered.sort(key=lambda o: (big if o[0] is None else o[0], o[1], o[2]))
+        return ordered
+
+    def report(self) -> list[JSON]:
+        """Every candidate domain, evaluated (``explain``): victims, cost, what was decided."""
+        out: list[JSON] = []
+        limit = max(self.ssn.evict_max_hypernodes, 1)
+        for rank, (bound, tier, domain) in enumerate(self.ordered_domains()):
+            entry: JSON = {"hyperNode": domain, "tier": tier, "lowerBound": bound}
+            if bound is None:
+                entry["note"] = "the permitted victims cannot free enough"
+            else:
+                choice = self.evaluate(domain, tier)
+                entry["feasible"] = choice.feasible
+                entry["victims"] = sorted(t.uid for t in choice.victims)
+                pods, priority, gangs = choice.cost
+                entry["cost"] = {"pods": pods, "maxVictimPriority": priority, "gangs": gangs}
+                if rank >= limit:
+                    entry["note"] = f"beyond max-hypernodes ({limit}): not tried by the action"
+                elif choice.note:
+                    entry["note"] = choice.note
+            out.append(entry)
+        return out
+
+    def plan(self) -> tuple[DomainChoice | None, list[DomainChoice]]:
+        """The best domain (None when no domain works) and every domain evaluated."""
+        ordered = [o for o in self.ordered_domains() if o[0] is not None]
         best: DomainChoice | None = None
         tried: list[DomainChoice] = []
         for bound, tier, domain in ordered[: max(self.ssn.evict_max_hypernodes, 1)]:
-            if best is not None and bound > best.cost[0]:
+            if best is not None and bound is not None and bound > best.cost[0]:
                 break
             choice = self.evaluate(domain, tier)
             tried.append(choice)
@@ -271,7 +299,7 @@ def evict_for_jobs(
     ssn: Session,
     action: str,
     victim_fn: VictimFn,
-    scope: Callable[[JobInfo, JobInfo], bool],
+    scope: Scope,
 ) -> None:
     """Run the planner for every starving job in job order; record evictions and nominations."""
     taken = {e.task.uid for e in ssn.evictions}
@@ -312,3 +340,11 @@ def _waiting_for_releases(ssn: Session, job: JobInfo) -> bool:
         return False
     names = ssn.node_names if nominated == CLUSTER_DOMAIN else ssn.real_nodes.get(nominated, ())
     return any(t.status == TaskStatus.RELEASING for n in names for t in ssn.nodes[n].tasks.values())
+
+
+def eviction_report(ssn: Session, job: JobInfo, victim_fn: VictimFn, scope: Scope) -> list[JSON]:
+    """Per candidate domain what an eviction action would take for ``job`` (``explain``)."""
+    if not job.pending_tasks():
+        return []
+    planner = EvictionPlanner(ssn, job, victim_fn, functools.partial(scope, job), set())
+    return planner.report()

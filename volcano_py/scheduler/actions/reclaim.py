@@ -8,13 +8,8 @@ the plugins' reclaimable functions.
 from __future__ import annotations
 
 from volcano_py.scheduler.actions.eviction import evict_for_jobs
-from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.actions.preempt import victim_scope
 from volcano_py.scheduler.framework.session import Session
-
-
-def other_queue(reclaimer: JobInfo, victim: JobInfo) -> bool:
-    """Reclaim only takes from other queues."""
-    return victim.queue != reclaimer.queue
 
 
 class ReclaimAction:
@@ -26,4 +21,4 @@ class ReclaimAction:
 
     def execute(self, ssn: Session) -> None:
         """Plan evictions for every starving job whose queue is not over its share."""
-        evict_for_jobs(ssn, self.name, ssn.reclaimable, other_queue)
+        evict_for_jobs(ssn, self.name, *victim_scope(ssn, self.name))
