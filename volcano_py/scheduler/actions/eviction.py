@@ -105,9 +105,17 @@ class EvictionPlanner:
         self.taken = taken
         self.preemptor = job.pending_tasks()[0]
         self.placement: dict[str, str] = {}
+        self._protected_cache: dict[str, bool] = {}
+        self._last_fit: frozenset[str] = frozenset()
         self.need = Resource()
         for task in job.pending_tasks()[: max(job.min_member - job.ready_task_num(), 1)]:
             self.need.add(task.resreq)
+
+    def _protected(self, task: TaskInfo) -> bool:
+        known = self._protected_cache.get(task.uid)
+        if known is None:
+            known = self._protected_cache[task.uid] = not_preemptable(task, self.ssn.jobs)
+        return known
 
     def _nodes(self, domain: str) -> list[str]:
         if domain == CLUSTER_DOMAIN:
@@ -126,7 +134,7 @@ class EvictionPlanner:
                 victim_job = ssn.jobs.get(task.job)
                 if victim_job is None or not self.in_scope(victim_job):
                     continue
-                if not_preemptable(task, ssn.jobs):
+                if self._protected(task):
                     continue
                 out.append(task)
         return out
@@ -156,9 +164,7 @@ class EvictionPlanner:
                     bundles.append([task])
                     surplus -= 1
             whole = ready and all(t.uid in permitted for t in ready)
-            if whole and not any(
-                t.uid in ssn.unevictable or not_preemptable(t, ssn.jobs) for t in ready
-            ):
+            if whole and not any(t.uid in ssn.unevictable or self._protected(t) for t in ready):
                 bundles.append(sorted(ready, key=lambda t: t.uid))
         return bundles
 
@@ -173,8 +179,11 @@ class EvictionPlanner:
         before = job.allocated_hypernode
         try:
             place_tasks(ssn, stmt, job, [ssn.nodes[n] for n in node_names], Counter())
-            self.placement = {t.uid: t.node_name for t in stmt.operations}
-            return len(stmt) > 0 and ssn.job_ready(job)
+            ok = len(stmt) > 0 and ssn.job_ready(job)
+            if ok:
+                self.placement = {t.uid: t.node_name for t in stmt.operations}
+                self._last_fit = frozenset(t.uid for t in victims)
+            return ok
         finally:
             stmt.discard()
             job.allocated_hypernode = before
@@ -204,6 +213,14 @@ class EvictionPlanner:
             bound = max(bound, count)
         return bound
 
+    def _big_enough(self, node_names: list[str]) -> bool:
+        """The domain's allocatable covers the need (else no eviction can help)."""
+        total = Resource()
+        nodes = self.ssn.nodes
+        for name in node_names:
+            total.add(nodes[name].allocatable)
+        return self.need.less_equal(total)
+
     def _cost(self, victims: list[TaskInfo]) -> tuple[int, int, int]:
         jobs = self.ssn.jobs
         top = max((jobs[t.job].priority for t in victims), default=0)
@@ -216,30 +233,49 @@ class EvictionPlanner:
         bundles = self._bundles(self._candidates(node_names))
         inside = set(node_names)
         jobs = self.ssn.jobs
-        bundles.sort(
-            key=lambda b: (
-                jobs[b[0].job].priority,
-                -sum(t.node_name in inside for t in b) / len(b),
-                len(b),
-                b[0].uid,
-            )
-        )
+        need = list(self.need.items())
+
+        def freed(bundle: list[TaskInfo]) -> float:
+            """Share of the need this bundle frees inside the domain, per pod evicted."""
+            total = 0.0
+            for resource, amount in need:
+                got = sum(t.resreq.get(resource) for t in bundle if t.node_name in inside)
+                total += min(got, amount) / amount if amount > 0 else 0.0
+            return total / len(bundle)
+
+        # fewest pods first: the bundles freeing most of the need per pod, then the cheapest
+        bundles.sort(key=lambda b: (-freed(b), jobs[b[0].job].priority, len(b), b[0].uid))
+        idle = Resource()
+        for name in node_names:
+            idle.add(self.ssn.nodes[name].idle)
         chosen: list[list[TaskInfo]] = []
+        fitted = self.need.less_equal(idle) and self.fits([], node_names)
         for bundle in bundles:
-            chosen.append(bundle)
-            if self.fits([t for b in chosen for t in b], node_names):
+            if fitted:
                 break
-        else:
-            if not self.fits([], node_names):
-                choice.note = "not enough to evict"
-                return choice
-            chosen = []
-        for bundle in sorted(chosen, key=len, reverse=True):
+            chosen.append(bundle)
+            for task in bundle:
+                if task.node_name in inside:
+                    idle.add(task.resreq)
+            # the trial placement only once the freed total could cover the need
+            fitted = self.need.less_equal(idle) and self.fits(
+                [t for b in chosen for t in b], node_names
+            )
+        if not fitted:
+            choice.note = "not enough to evict"
+            return choice
+        # drop what is not needed after all, the least useful first
+        for bundle in sorted(chosen, key=lambda b: (freed(b), -len(b))):
             rest = [b for b in chosen if b is not bundle]
-            if self.fits([t for b in rest for t in b], node_names):
-                chosen = rest
+            left = idle.clone()
+            for task in bundle:
+                if task.node_name in inside and all(task not in b for b in rest):
+                    left.sub(task.resreq)
+            if self.need.less_equal(left) and self.fits([t for b in rest for t in b], node_names):
+                chosen, idle = rest, left
         choice.victims = list({t.uid: t for b in chosen for t in b}.values())
-        self.fits(choice.victims, node_names)
+        if self._last_fit != frozenset(t.uid for t in choice.victims):
+            self.fits(choice.victims, node_names)
         choice.placement = dict(self.placement)
         choice.cost = self._cost(choice.victims)
         choice.feasible = True
@@ -250,9 +286,10 @@ class EvictionPlanner:
         ordered: list[tuple[int | None, int, str]] = []
         for domain, tier in candidate_domains(self.ssn, self.job):
             node_names = self._nodes(domain)
-            if node_names:
-                bundles = self._bundles(self._candidates(node_names))
-                ordered.append((self._lower_bound(node_names, bundles), tier, domain))
+            if node_names and self._big_enough(node_names):
+                # every permitted victim is a candidate: the bound over candidates holds
+                candidates = self._candidates(node_names)
+                ordered.append((self._lower_bound(node_names, [candidates]), tier, domain))
         big = 1 << 62
         ordered.sort(key=lambda o: (big if o[0] is None else o[0], o[1], o[2]))
         return ordered
