@@ -33,6 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION, POD_PREEMPTABLE
+from volcano_py.scheduler.actions.allocate_sub_jobs import (
+    _fresh_shape,
+    _restore,
+    _save,
+    ordered_sub_jobs,
+    trial,
+)
 from volcano_py.scheduler.actions.placement import place_tasks, reach_by_tier
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
@@ -107,6 +114,7 @@ class EvictionPlanner:
         self.placement: dict[str, str] = {}
         self._protected_cache: dict[str, bool] = {}
         self._last_fit: frozenset[str] = frozenset()
+        self._domain = CLUSTER_DOMAIN
         self.need = Resource()
         for task in job.pending_tasks()[: max(job.min_member - job.ready_task_num(), 1)]:
             self.need.add(task.resreq)
@@ -176,9 +184,15 @@ class EvictionPlanner:
             ssn.own_node(task.node_name).remove_task(task)
             ssn.fire_deallocate(task)
         stmt = ssn.statement()
-        before = job.allocated_hypernode
+        saved = _save(job)
         try:
-            place_tasks(ssn, stmt, job, [ssn.nodes[n] for n in node_names], Counter())
+            if job.has_sub_group_policy():
+                # SubJobs each in their own gradient inside the domain, as allocate does
+                domain = ssn.hypernodes.get(self._domain, ssn.tree.top)
+                shapes = {uid: _fresh_shape(sj) for uid, sj in job.sub_jobs.items()}
+                trial(ssn, stmt, job, domain, ordered_sub_jobs(job), shapes)
+            else:
+                place_tasks(ssn, stmt, job, [ssn.nodes[n] for n in node_names], Counter())
             ok = len(stmt) > 0 and ssn.job_ready(job)
             if ok:
                 self.placement = {t.uid: t.node_name for t in stmt.operations}
@@ -186,7 +200,7 @@ class EvictionPlanner:
             return ok
         finally:
             stmt.discard()
-            job.allocated_hypernode = before
+            _restore(job, saved)
             for task in reversed(victims):
                 ssn.own_node(task.node_name).add_task(task)
                 ssn.fire_allocate(task)
@@ -229,6 +243,7 @@ class EvictionPlanner:
     def evaluate(self, domain: str, tier: int) -> DomainChoice:
         """The cheapest victim set found in ``domain`` (``feasible`` False when none works)."""
         choice = DomainChoice(domain, tier)
+        self._domain = domain
         node_names = self._nodes(domain)
         bundles = self._bundles(self._candidates(node_names))
         inside = set(node_names)
