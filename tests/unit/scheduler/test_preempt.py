@@ -72,6 +72,8 @@ def test_priority_permits_only_lower_priority_victims() -> None:
     low = _tasks(ssn, "default/low")
     assert ssn.preemptable(high, low) == low
     assert ssn.preemptable(low[0], [high]) == []
+    # no vote in reclaim (Volcano's priority registers a preemptable function only)
+    assert ssn.reclaimable(high, low) == []
 
 
 def test_enable_preemptable_false_switches_a_plugin_off() -> None:

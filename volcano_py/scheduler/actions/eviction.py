@@ -363,6 +363,7 @@ def evict_for_jobs(
         and job.uid not in ssn.nominations
         and ssn.job_valid(job) is None
         and not _waiting_for_releases(ssn, job)
+        and not _never_preempts(job)
     ]
     starving.sort(key=ssn.job_order_key())
     for job in starving:
@@ -382,6 +383,12 @@ def evict_for_jobs(
             f"{action}: evicting {len(best.victims)} pod(s) in {best.domain} "
             f"for this PodGroup; " + ssn.job_fit[job.uid].message,
         )
+
+
+def _never_preempts(job: JobInfo) -> bool:
+    """The preemptor pod says ``preemptionPolicy: Never`` (Kubernetes; Volcano honours it)."""
+    spec = job.pending_tasks()[0].pod.get("spec") or {}
+    return spec.get("preemptionPolicy") == "Never"
 
 
 def _waiting_for_releases(ssn: Session, job: JobInfo) -> bool:

@@ -1,7 +1,8 @@
 """``priority``: jobs with a higher priority (their pods' ``spec.priority``) go first.
 
-As a victim function (preemptable and reclaimable) it permits only pods of a lower priority
-than the preemptor's job (Volcano compares the jobs' priorities).
+As a preemptable victim function it permits only pods of a lower priority than the
+preemptor's job (Volcano compares the jobs' priorities). Like Volcano's, it has no say in
+reclaim: a queue over its share gives back whatever the other plugins permit.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ class PriorityPlugin:
             return lower_priority(ssn.jobs, preemptor, candidates)
 
         ssn.add_preemptable_fn(self.name, victims)
-        ssn.add_reclaimable_fn(self.name, victims)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to release."""
