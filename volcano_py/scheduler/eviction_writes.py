@@ -3,7 +3,8 @@
 For every chosen victim: the writer evicts it (Eviction API; ``MemoryWriter`` deletes it from
 the cache) with an event naming the preemptor and the domain. A refused eviction (a
 PodDisruptionBudget's 429) is remembered for ``REFUSED_TTL_S`` so the next cycles leave that
-pod out and choose another bundle or domain. Every preemptor's PodGroup gets the
+pod out and choose another bundle or domain; the preemptor's remaining victims are then not
+evicted in this cycle, and it is not nominated (its domain may change). Every preemptor's PodGroup gets the
 ``volcano.sh/nominated-hypernode`` annotation (``allocate`` tries that HyperNode first) and
 its pending pods ``status.nominatedNodeName`` from the trial placement.
 """
@@ -33,9 +34,10 @@ def refused_recently(cache: SchedulerCache, now: float | None = None) -> frozens
 def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict[str, str]:
     """Evict the session's victims and annotate the preemptors; ``{victim: preemptor}`` done."""
     done: dict[str, str] = {}
+    refused: set[str] = set()  # preemptors one of whose victims could not be evicted
     for eviction in ssn.evictions:
         pod = cache.pod(eviction.task.uid)
-        if pod is None:
+        if pod is None or eviction.preemptor in refused:
             continue
         message = (
             f"{eviction.action}: evicted for PodGroup {eviction.preemptor} "
@@ -44,6 +46,8 @@ def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict
         error = writer.evict(pod, message)
         if error is not None:
             cache.eviction_refused[eviction.task.uid] = time.monotonic()
+            refused.add(eviction.preemptor)
+            ssn.nominations.pop(eviction.preemptor, None)
             continue
         done[eviction.task.uid] = eviction.preemptor
     for uid, domain in ssn.nominations.items():

@@ -265,3 +265,35 @@ def test_simulate_json_lists_evictions_with_their_preemptor(
     assert len(evictions) == 8
     assert set(evictions.values()) == {"default/high"}
     assert all(p.startswith(("default/l1-", "default/l2-")) for p in evictions)
+
+
+def test_a_refused_eviction_stops_that_plan_and_the_next_cycle_picks_another_domain() -> None:
+    from tests.unit.scheduler.objects import expand
+
+    scenario = yaml.safe_load(
+        (Path(__file__).parent / "scenarios" / "preempt_rack_cheapest.yaml").read_text()
+    )
+    plugins, actions = builtin_registries()
+    sim = Simulator(expand(scenario["cluster"]), load_conf(scenario["conf"], plugins, actions))
+    refused: list[str] = []
+
+    def budget(victim: dict[str, Any]) -> str | None:
+        """A PodDisruptionBudget over low-1 the planner cannot see (the API server's 429)."""
+        if victim["metadata"]["name"].startswith("l1-"):
+            refused.append(victim["metadata"]["name"])
+            return (
+                "TooManyRequests: Cannot evict pod as it would violate the pod's disruption budget"
+            )
+        return None
+
+    sim.writer.refuse_eviction = budget
+    result = sim.run()
+    assert len(refused) == 1  # the first refusal stops that plan; the pod is then left out
+    assert not any(p.startswith("default/l1-") for p in result.evictions)
+    mid = {p for p in result.evictions if p.startswith("default/m-")}
+    assert len(mid) == 8
+    nodes = {n for p, n in result.bindings.items() if p.startswith("default/high-")}
+    assert nodes == {"b-0", "b-1"}
+    pg = sim.cache.podgroup("default/high")
+    assert pg is not None
+    assert pg["metadata"]["annotations"]["volcano.sh/nominated-hypernode"] == "rack-b"
