@@ -2,11 +2,11 @@
 
 For every chosen victim: the writer evicts it (Eviction API; ``MemoryWriter`` deletes it from
 the cache) with an event naming the preemptor and the domain. A refused eviction (a
-PodDisruptionBudget's 429) is remembered for ``REFUSED_TTL_S`` so the next cycles leave that
-pod out and choose another bundle or domain; the preemptor's remaining victims are then not
-evicted in this cycle, and it is not nominated (its domain may change). Every other
-preemptor's PodGroup gets the ``volcano.sh/nominated-hypernode`` annotation (``allocate``
-tries that HyperNode first) and its pending pods ``status.nominatedNodeName`` from the trial placement.
+PodDisruptionBudget's 429) is remembered for ``REFUSED_TTL_S`` so the next cycles leave that pod
+out and choose another bundle or domain; the preemptor's remaining victims are then not evicted
+in this cycle, and it is not nominated (its domain may change). Every other preemptor's PodGroup
+gets the ``volcano.sh/nominated-hypernode`` annotation (``allocate`` tries that HyperNode first)
+and its pending pods ``status.nominatedNodeName`` from the trial placement.
 """
 
 from __future__ import annotations
