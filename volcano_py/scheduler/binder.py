@@ -171,6 +171,7 @@ class KubeWriter:
                 meta.get("namespace"),
                 subresource_of=meta.get("name", ""),
                 subresource="eviction",
+                retry_throttled=False,  # a budget's 429 is the answer; re-plan next cycle
             )
         except NotFound:
             return None  # already gone: nothing to evict

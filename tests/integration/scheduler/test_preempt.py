@@ -4,7 +4,8 @@ A full two-rack cluster: rack a runs two low-priority 4-pod gangs, rack b one 8-
 middle priority. A high-priority rack-bound gang of 8 arrives. Preempt must empty rack a (the
 cheaper rack: same pod count, lower victim priority) through the Eviction API, leave rack b
 alone, annotate the preemptor's PodGroup with the nominated HyperNode, and the gang must land
-in rack a.
+in rack a. With a PodDisruptionBudget over one of rack a's gangs the API server refuses that
+eviction and the gang goes to rack b instead.
 
 The harness runs no kubelet, so an evicted (bound) pod keeps its ``deletionTimestamp`` and is
 never removed: the test plays the kubelet and force-deletes pods once they are terminating.
@@ -31,6 +32,7 @@ JSON = dict[str, Any]
 PRIORITY_CLASSES = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
 )
+PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
 NOMINATED = "volcano.sh/nominated-hypernode"
 CONF = """
 actions: "enqueue, allocate, preempt, backfill"
@@ -95,6 +97,38 @@ def _terminating_then_gone(client: KubeClient, ns: str, names: list[str]) -> set
     return gone
 
 
+def _full_cluster(
+    client: KubeClient, ns: str, topo: Topology, pcs: dict[str, str]
+) -> tuple[list[str], list[str], list[str], list[str], str, str]:
+    """Racks a (two low 4-pod gangs) and b (one mid 8-pod gang), all GPUs taken.
+
+    Returns nodes of a, nodes of b, the low pods, the mid pods, rack a, rack b.
+    """
+    a = [topo.node(f"a{i}", 4) for i in range(2)]
+    b = [topo.node(f"b{i}", 4) for i in range(2)]
+    rack_a = topo.hypernode("rack-a", 1, [exact(n) for n in a])
+    rack_b = topo.hypernode("rack-b", 1, [exact(n) for n in b])
+    topo.hypernode("spine", 2, [exact(rack_a, "HyperNode"), exact(rack_b, "HyperNode")])
+    low, mid = [], []
+    for g, node in (("low-1", a[0]), ("low-2", a[1])):
+        _group(client, ns, g, 4)
+        low += [_pod(client, ns, topo, f"{g}-{i}", g, pcs["low"], node) for i in range(4)]
+    _group(client, ns, "mid", 8)
+    for i in range(8):
+        mid.append(_pod(client, ns, topo, f"mid-{i}", "mid", pcs["mid"], b[i // 4]))
+    return a, b, low, mid, rack_a, rack_b
+
+
+def _high_gang(client: KubeClient, ns: str, topo: Topology, pcs: dict[str, str]) -> list[str]:
+    _group(client, ns, "high", 8, tier=1)
+    return [_pod(client, ns, topo, f"high-{i}", "high", pcs["high"]) for i in range(8)]
+
+
+def _placed(client: KubeClient, ns: str, gang: list[str]) -> dict[str, str] | None:
+    placement = {n: client.get(R.PODS, n, ns)["spec"].get("nodeName", "") for n in gang}
+    return placement if all(placement.values()) else None
+
+
 def test_high_priority_gang_empties_the_cheapest_rack_through_evictions(
     client: KubeClient,
     namespace: str,
@@ -102,37 +136,13 @@ def test_high_priority_gang_empties_the_cheapest_rack_through_evictions(
     priority_classes: dict[str, str],
     run_scheduler: Callable[..., Callable[[], Scheduler]],
 ) -> None:
-    a = [topology.node(f"a{i}", 4) for i in range(2)]
-    b = [topology.node(f"b{i}", 4) for i in range(2)]
-    rack_a = topology.hypernode("rack-a", 1, [exact(n) for n in a])
-    rack_b = topology.hypernode("rack-b", 1, [exact(n) for n in b])
-    topology.hypernode("spine", 2, [exact(rack_a, "HyperNode"), exact(rack_b, "HyperNode")])
-    ns, low, mid = namespace, priority_classes["low"], priority_classes["mid"]
-    victims, bystanders = [], []
-    for g, node in (("low-1", a[0]), ("low-2", a[1])):
-        _group(client, ns, g, 4)
-        victims += [_pod(client, ns, topology, f"{g}-{i}", g, low, node) for i in range(4)]
-    _group(client, ns, "mid", 8)
-    for i in range(8):
-        bystanders.append(_pod(client, ns, topology, f"mid-{i}", "mid", mid, b[i // 4]))
-
+    ns = namespace
+    a, b, victims, bystanders, rack_a, _ = _full_cluster(client, ns, topology, priority_classes)
     run_scheduler(CONF)
-    _group(client, ns, "high", 8, tier=1)
-    gang = [
-        _pod(client, ns, topology, f"high-{i}", "high", priority_classes["high"]) for i in range(8)
-    ]
+    gang = _high_gang(client, ns, topology, priority_classes)
 
     wait_for(lambda: len(_terminating_then_gone(client, ns, victims)) == len(victims), 60)
-    placement = wait_for(
-        lambda: (
-            p
-            if all(
-                (p := {n: client.get(R.PODS, n, ns)["spec"].get("nodeName") for n in gang}).values()
-            )
-            else None
-        ),
-        60,
-    )
+    placement = wait_for(lambda: _placed(client, ns, gang), 60)
     assert set(placement.values()) <= set(a), placement
     pg = client.get(R.PODGROUPS, "high", ns)
     assert pg["metadata"]["annotations"][NOMINATED] == rack_a
@@ -144,3 +154,43 @@ def test_high_priority_gang_empties_the_cheapest_rack_through_evictions(
     preempted = {e["involvedObject"]["name"] for e in events if e.get("reason") == "Preempted"}
     assert preempted == set(victims)
     assert all(f"{ns}/high" in e["message"] for e in events if e.get("reason") == "Preempted")
+
+
+def test_a_disruption_budget_refusal_sends_the_gang_to_the_other_rack(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    priority_classes: dict[str, str],
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+) -> None:
+    """A PDB over low-1 (no disruption controller runs here: it allows none) makes the API
+    server refuse that eviction with a 429; the scheduler re-plans and empties rack b."""
+    ns = namespace
+    a, b, low, mid, _, rack_b = _full_cluster(client, ns, topology, priority_classes)
+    for name in low[:4]:
+        client.patch(R.PODS, name, {"metadata": {"labels": {"app": "low-1"}}}, ns)
+        # the Eviction API ignores budgets for Pending pods: play the kubelet once more
+        client.patch(R.PODS, name, {"status": {"phase": "Running"}}, ns, subresource="status")
+    client.create(
+        PDBS,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "low-1", "namespace": ns},
+            "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "low-1"}}},
+        },
+    )
+    run_scheduler(CONF)
+    gang = _high_gang(client, ns, topology, priority_classes)
+
+    def settled() -> dict[str, str] | None:
+        _terminating_then_gone(client, ns, low + mid)
+        return _placed(client, ns, gang)
+
+    placement = wait_for(settled, 90)
+    assert set(placement.values()) <= set(b), placement
+    assert client.get(R.PODGROUPS, "high", ns)["metadata"]["annotations"][NOMINATED] == rack_b
+    for name in low[:4]:  # the budget held: low-1 still runs where it was
+        pod = client.get(R.PODS, name, ns)
+        assert not pod["metadata"].get("deletionTimestamp"), name
+        assert pod["spec"]["nodeName"] == a[0]

@@ -196,7 +196,7 @@ def test_kube_writer_evicts_through_the_eviction_subresource_with_an_event() -> 
     assert body == eviction_body(victim)
     assert body["apiVersion"] == "policy/v1"
     assert body["kind"] == "Eviction"
-    assert kw == {"subresource_of": "v", "subresource": "eviction"}
+    assert kw == {"subresource_of": "v", "subresource": "eviction", "retry_throttled": False}
     assert namespace == "default"
     assert recorder.events == [
         ("Normal", "Preempted", "preempt: evicted for PodGroup default/high")
