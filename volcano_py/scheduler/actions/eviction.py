@@ -12,10 +12,11 @@ For one starving job (pending tasks, allocate could not place it):
   victim functions (``Session.preemptable`` / ``reclaimable``: gang, priority, conformance,
   proportion/capacity). A victim job offers its permitted surplus pods inside the domain one
   by one, and — when the whole gang is permitted — the whole gang as one bundle.
-- **Cost.** Per domain the bundles are taken cheapest first (lowest priority, then most of
-  the bundle inside the domain, then smallest) until the job fits (a trial placement in a
-  discarded Statement), then each chosen bundle is dropped again if the job still fits
-  without it. The domain's cost is (pods evicted, highest victim priority, gangs touched);
+- **Cost.** Per domain the bundles are taken fewest-pods first (those freeing most of the
+  job's need inside the domain per evicted pod, then the lowest priority, then the smallest)
+  until the job fits (a trial placement in a discarded Statement, run only once the freed
+  total could cover the need), then each chosen bundle is dropped again if the job still
+  fits without it. The domain's cost is (pods evicted, highest victim priority, gangs touched);
   the least wins, ties to the lower tier then the name.
 - **Bound.** Domains are ordered by a cheap lower bound (pods needed to cover the resource
   shortfall with the largest permitted pods); at most ``ssn.evict_max_hypernodes`` feasible
@@ -29,10 +30,8 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION, POD_PREEMPTABLE
+from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
 from volcano_py.scheduler.actions.allocate_sub_jobs import (
     _fresh_shape,
     _restore,
@@ -40,57 +39,21 @@ from volcano_py.scheduler.actions.allocate_sub_jobs import (
     ordered_sub_jobs,
     trial,
 )
-from volcano_py.scheduler.actions.placement import place_tasks, reach_by_tier
+from volcano_py.scheduler.actions.eviction_domains import (
+    CLUSTER_DOMAIN,
+    EVICTABLE_STATES,
+    JSON,
+    DomainChoice,
+    Scope,
+    VictimFn,
+    candidate_domains,
+    not_preemptable,
+)
+from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.session import Eviction, JobFit, Session
-
-JSON = dict[str, Any]
-CLUSTER_DOMAIN = "<cluster>"
-VictimFn = Callable[[TaskInfo, list[TaskInfo]], list[TaskInfo]]
-# (preemptor job, victim job) -> whether the action may take the victim's pods
-Scope = Callable[[JobInfo, JobInfo], bool]
-# tasks an eviction may take: bound to a node and holding it
-EVICTABLE_STATES = frozenset({TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING})
-
-
-@dataclass(slots=True)
-class DomainChoice:
-    """One candidate domain's victims and cost (``explain`` prints these)."""
-
-    domain: str
-    tier: int
-    victims: list[TaskInfo] = field(default_factory=list)
-    cost: tuple[int, int, int] = (0, 0, 0)
-    feasible: bool = False
-    note: str = ""
-    placement: dict[str, str] = field(default_factory=dict)  # preemptor task -> node
-
-
-def not_preemptable(task: TaskInfo, jobs: dict[str, JobInfo]) -> bool:
-    """``volcano.sh/preemptable: "false"`` on the pod (annotation or label) or its PodGroup."""
-    meta = task.pod.get("metadata") or {}
-    values = [(meta.get("annotations") or {}).get(POD_PREEMPTABLE)]
-    values.append((meta.get("labels") or {}).get(POD_PREEMPTABLE))
-    job = jobs.get(task.job)
-    if job is not None:
-        pg_meta = job.podgroup.get("metadata") or {}
-        values.append((pg_meta.get("annotations") or {}).get(POD_PREEMPTABLE))
-    return any(str(v).lower() == "false" for v in values if v is not None)
-
-
-def candidate_domains(ssn: Session, job: JobInfo) -> list[tuple[str, int]]:
-    """(HyperNode, tier) the job may be placed in, lowest tier first; the cluster otherwise."""
-    if not job.with_network_topology():
-        return [(CLUSTER_DOMAIN, 0)]
-    hard, highest = job.is_hard_topology_mode()
-    if not hard:
-        highest = ssn.tree.top.tier
-    out = []
-    for tier, names in reach_by_tier(ssn, highest, job.allocated_hypernode):
-        out += [(name, tier) for name in sorted(names)]
-    return out
 
 
 class EvictionPlanner:

@@ -6,7 +6,8 @@ own queue, in the cheapest domain (``eviction``), through the plugins' preemptab
 
 from __future__ import annotations
 
-from volcano_py.scheduler.actions.eviction import Scope, VictimFn, evict_for_jobs
+from volcano_py.scheduler.actions.eviction import evict_for_jobs
+from volcano_py.scheduler.actions.eviction_domains import Scope, VictimFn
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.framework.session import Session
 
