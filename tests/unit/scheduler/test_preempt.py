@@ -297,3 +297,35 @@ def test_a_refused_eviction_stops_that_plan_and_the_next_cycle_picks_another_dom
     pg = sim.cache.podgroup("default/high")
     assert pg is not None
     assert pg["metadata"]["annotations"]["volcano.sh/nominated-hypernode"] == "rack-b"
+
+
+def test_a_new_leader_evicts_nothing_twice_while_victims_terminate() -> None:
+    """A fresh scheduler (after a failover) sees the first leader's work in the API objects:
+    victims terminating (``deletionTimestamp``) and the nominated HyperNode on the PodGroup.
+    It evicts nothing more and places the gang once the victims are gone."""
+    from tests.unit.scheduler.objects import expand
+
+    scenario = yaml.safe_load(
+        (Path(__file__).parent / "scenarios" / "preempt_rack_cheapest.yaml").read_text()
+    )
+    plugins, actions = builtin_registries()
+    conf = load_conf(scenario["conf"], plugins, actions)
+    objects = expand(scenario["cluster"])
+    for obj in objects:
+        meta = obj["metadata"]
+        if obj["kind"] == "Pod" and meta["name"].startswith(("l1-", "l2-")):
+            meta["deletionTimestamp"] = "2026-01-03T00:00:00Z"
+        if obj["kind"] == "PodGroup" and meta["name"] == "high":
+            meta["annotations"]["volcano.sh/nominated-hypernode"] = "rack-a"
+            obj["status"] = {"phase": "Inqueue"}
+    leader = Simulator(objects, conf)
+    for _ in range(3):
+        assert leader.cycle().evictions == {}
+    assert not [p for p in leader.writer.bindings if p.startswith("default/high-")]
+    for obj in objects:  # the kubelet finishes the terminations
+        if obj["kind"] == "Pod" and "deletionTimestamp" in obj["metadata"]:
+            leader.cache.delete_pod(obj)
+    result = leader.run()
+    assert result.evictions == {}
+    nodes = {n for p, n in result.bindings.items() if p.startswith("default/high-")}
+    assert nodes == {"a-0", "a-1"}
