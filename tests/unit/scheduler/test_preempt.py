@@ -329,3 +329,41 @@ def test_a_new_leader_evicts_nothing_twice_while_victims_terminate() -> None:
     assert result.evictions == {}
     nodes = {n for p, n in result.bindings.items() if p.startswith("default/high-")}
     assert nodes == {"a-0", "a-1"}
+
+
+def test_capacity_reclaims_only_above_the_queue_deserved() -> None:
+    objects = [
+        node("n1", {"cpu": 4}),
+        queue("a", deserved={"cpu": 1}),
+        queue("b", deserved={"cpu": 3}),
+        podgroup("hog", 1, queue="a", phase="Running"),
+        podgroup("want", 1, queue="b"),
+    ]
+    objects += [
+        pod(f"hog-{i}", "hog", {"cpu": 1}, node_name="n1", phase="Running") for i in range(4)
+    ]
+    objects.append(pod("want-0", "want", {"cpu": 1}))
+    ssn = session(objects, "tiers: [{plugins: [{name: capacity}]}]")
+    # queue a holds 4 cpu and deserves 1: three pods may go
+    assert len(ssn.reclaimable(_tasks(ssn, "default/want")[0], _tasks(ssn, "default/hog"))) == 3
+
+
+class _Patches:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def patch(self, *args: Any, **kw: Any) -> Any:
+        self.calls.append((args, kw))
+        return {}
+
+
+def test_kube_writer_sets_nominated_node_name_on_the_status() -> None:
+    client = _Patches()
+    writer = KubeWriter(client, None, workers=1)  # type: ignore[arg-type]
+    try:
+        writer.nominate(pod("high-0", "high"), "n3")
+    finally:
+        writer.close()
+    (args, kw) = client.calls[0]
+    assert args[1:] == ("high-0", {"status": {"nominatedNodeName": "n3"}}, "default")
+    assert kw["subresource"] == "status"
