@@ -52,6 +52,8 @@ STATEFULSET_POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # PodGroup annotation: the HyperNode the job's allocated tasks currently sit under (their LCA).
 JOB_ALLOCATED_HYPERNODE_ANNOTATION = "volcano.sh/job-allocated-hypernode"
+# the HyperNode preempt/reclaim freed for a PodGroup; allocate tries it first (volcano-py)
+NOMINATED_HYPERNODE_ANNOTATION = "volcano.sh/nominated-hypernode"
 # Label on pods of a Volcano Job (used by the seeds' debugging guide: -l volcano.sh/job-name=).
 VOLCANO_JOB_NAME_LABEL = "volcano.sh/job-name"
 # StatefulSet pod label with the revision; pg-controller matches sts.status.updateRevision.
@@ -110,6 +112,7 @@ NTA_ARG_BINPACK_MEMORY = "hypernode.binpack.memory"
 NTA_ARG_BINPACK_RESOURCES = "hypernode.binpack.resources"
 NTA_ARG_BINPACK_NORMAL_POD_ENABLE = "hypernode.binpack.normal-pod.enable"
 NTA_ARG_BINPACK_NORMAL_POD_FADING = "hypernode.binpack.normal-pod.fading"
+NTA_ARG_EVICT_MAX_HYPERNODES = "hypernode.gradient.evict.max-hypernodes"
 
 # --- PodGroups ----------------------------------------------------------------------------------
 

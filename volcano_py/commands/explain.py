@@ -9,11 +9,16 @@ snapshot and, binding nothing, prints for the job:
 - the hypernode gradients (tier → HyperNodes, after the eligibility pre-filter) and the
   hypernode order scores of those HyperNodes;
 - for each pending task, every node's predicate result (with the reason) and its score from
-  each node-order plugin and in total — the values the plugins hand the framework.
+  each node-order plugin and in total — the values the plugins hand the framework;
+- when the conf runs ``preempt``/``reclaim`` (or ``gangpreempt``/``gangreclaim``), per
+  action and per candidate domain (cheapest lower bound first): the victims it would evict,
+  the cost (pods, highest victim priority, gangs touched) and why a domain is out.
 
 JSON keys: ``tiers``, ``highestTierAllowed``, ``allocatedHyperNode``, ``gradients``
 (``[{"tier", "hyperNodes"}]``), ``hyperNodeScores``, ``tasks``
-(``{"<ns>/<pod>": {"nodes": {"<node>": {"feasible", "reason", "scores", "total"}}}}``).
+(``{"<ns>/<pod>": {"nodes": {"<node>": {"feasible", "reason", "scores", "total"}}}}``),
+``evictions`` (``{"<action>": [{"hyperNode", "tier", "lowerBound", "feasible", "victims",
+"cost", "note"}]}``).
 Exit 0; 1 when the job is not in the snapshot; 2 on unusable input.
 """
 
@@ -26,7 +31,10 @@ from typing import Any
 import orjson
 
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
+from volcano_py.scheduler.actions.eviction import eviction_report
+from volcano_py.scheduler.actions.preempt import victim_scope
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.scheduler import EVICTING_ACTIONS
 from volcano_py.scheduler.sub_job_report import sub_job_lines, sub_job_report
 
 JSON = dict[str, Any]
@@ -58,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"error: no PodGroup {args.job} in {args.cluster} (known: {known})\n")
             return 1
         report = explain(ssn, args.job)
+        report["evictions"] = evictions(ssn, args.job, simulator.conf.actions)
     finally:
         ssn.close()
     if args.output == "json":
@@ -110,6 +119,16 @@ def explain(ssn: Session, job_key: str) -> JSON:
     }
 
 
+def evictions(ssn: Session, job_key: str, actions: tuple[str, ...]) -> JSON:
+    """Per eviction action of the conf, the candidate domains for the job (nothing written)."""
+    out: JSON = {}
+    for action in actions:
+        if action in EVICTING_ACTIONS:
+            victim_fn, scope = victim_scope(ssn, action)
+            out[action] = eviction_report(ssn, ssn.jobs[job_key], victim_fn, scope)
+    return out
+
+
 def text(report: JSON) -> str:
     """The report for people."""
     lines = [
@@ -141,4 +160,19 @@ def text(report: JSON) -> str:
                 lines.append(f"  {node}: total {info['total']:.1f} ({parts})")
             else:
                 lines.append(f"  {node}: not feasible: {info['reason']}")
+    for action, domains in (report.get("evictions") or {}).items():
+        lines.append(f"{action}: {len(domains)} candidate domain(s)")
+        for d in domains:
+            head = f"  {d['hyperNode']} (tier {d['tier']}, lower bound {d['lowerBound']})"
+            if "cost" in d:
+                c = d["cost"]
+                head += (
+                    f": {'feasible' if d['feasible'] else 'not feasible'}, evicts {c['pods']} "
+                    f"pod(s) of {c['gangs']} job(s), max priority {c['maxVictimPriority']}"
+                )
+            if d.get("note"):
+                head += f" [{d['note']}]"
+            lines.append(head)
+            if d.get("victims"):
+                lines.append("    victims: " + ", ".join(d["victims"]))
     return "\n".join(lines) + "\n"

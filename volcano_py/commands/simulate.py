@@ -6,7 +6,11 @@ with ``spec.nodeName`` are already bound and use their node) until a cycle chang
 then prints what it bound and where every PodGroup ended up::
 
     {"bindings": {"<ns>/<pod>": "<node>"},
-     "podGroups": {"<ns>/<name>": {"phase", "allocatedHyperNode", "conditions"}}}
+     "podGroups": {"<ns>/<name>": {"phase", "allocatedHyperNode", "conditions"}},
+     "evictions": {"<ns>/<pod>": "<preemptor ns/podgroup>"}}
+
+``evictions``: the pods ``preempt``/``reclaim`` evicted (the simulated eviction succeeds at
+once unless a ``PodDisruptionBudget`` in the file forbids it).
 
 ``-o table`` is for people. Exit 0; 2 when the cluster file or the conf cannot be used.
 """
@@ -83,6 +87,9 @@ def table(result: SimulationResult) -> str:
     lines.append("")
     binds = [("POD", "NODE"), *sorted(result.bindings.items())]
     lines += _columns(binds)
+    if result.evictions:
+        lines.append("")
+        lines += _columns([("EVICTED", "FOR"), *sorted(result.evictions.items())])
     return "\n".join(lines) + "\n"
 
 

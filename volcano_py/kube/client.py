@@ -264,8 +264,13 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float | None = None,
+        retry_throttled: bool = True,
     ) -> JSON:
-        """Send one request and return the decoded JSON answer (``{}`` when empty)."""
+        """Send one request and return the decoded JSON answer (``{}`` when empty).
+
+        A 429 is retried (after its ``Retry-After``) unless ``retry_throttled`` is False: an
+        eviction refused by a PodDisruptionBudget is an answer, not throttling.
+        """
         before_send: Callable[[], None] | None = None
         gate = self._write_gate
         if gate is not None and method not in _READ_METHODS:
@@ -291,7 +296,11 @@ class KubeClient:
             if status < 300:
                 return orjson.loads(answer) if answer else {}
             error = _decode_error(status, answer)
-            if isinstance(error, TooManyRequests) and attempt < _MAX_THROTTLE_RETRIES:
+            if (
+                retry_throttled
+                and isinstance(error, TooManyRequests)
+                and attempt < _MAX_THROTTLE_RETRIES
+            ):
                 time.sleep(min(error.retry_after or 1.0, 10.0))
                 continue
             raise error
@@ -357,12 +366,13 @@ class KubeClient:
         *,
         subresource_of: str | None = None,
         subresource: str | None = None,
+        retry_throttled: bool = True,
     ) -> JSON:
         """POST a new object (or, with ``subresource_of``, to an object's subresource)."""
         if namespace is None and resource.namespaced:
             namespace = (body.get("metadata") or {}).get("namespace")
         path = resource_path(resource, namespace, subresource_of, subresource)
-        return self.request("POST", path, body=body)
+        return self.request("POST", path, body=body, retry_throttled=retry_throttled)
 
     def update(self, resource: Resource, body: JSON, *, subresource: str | None = None) -> JSON:
         """PUT an object (optimistic concurrency through ``metadata.resourceVersion``)."""

@@ -3,7 +3,10 @@
 ``KubeWriter`` binds through the ``pods/binding`` subresource with bounded concurrency,
 updates PodGroups (a whole-object PUT: Volcano's PodGroup CRD has no status subresource),
 sets ``PodScheduled=False`` on pods that could not be placed and records rate-limited
-``FailedScheduling`` events. ``MemoryWriter`` does the same to a ``SchedulerCache`` in
+``FailedScheduling`` events, and evicts preempt/reclaim victims through the Eviction API
+(``pods/<name>/eviction``, policy/v1: PodDisruptionBudgets are honoured; a 429 means the
+budget forbids it) with an Event on each victim and ``status.nominatedNodeName`` on the
+preemptor's pods. ``MemoryWriter`` does the same to a ``SchedulerCache`` in
 process (``simulate``, unit tests, benchmarks).
 
 Binding never binds a pod twice: the cache assumes the pod on its node before the call (so
@@ -55,6 +58,14 @@ class Writer(Protocol):
         """Tell a pod (condition, when changed) and its owner (event) why it waits."""
         ...
 
+    def evict(self, victim: JSON, message: str) -> str | None:
+        """Evict a victim pod and tell it why; returns an error, None on success."""
+        ...
+
+    def nominate(self, pod: JSON, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` on a preemptor's pod."""
+        ...
+
 
 def binding_body(task: TaskInfo) -> JSON:
     """The ``v1.Binding`` posted to ``pods/<name>/binding``."""
@@ -63,6 +74,16 @@ def binding_body(task: TaskInfo) -> JSON:
         "kind": "Binding",
         "metadata": {"name": task.name, "namespace": task.namespace},
         "target": {"apiVersion": "v1", "kind": "Node", "name": task.node_name},
+    }
+
+
+def eviction_body(pod: JSON) -> JSON:
+    """The ``policy/v1`` Eviction posted to ``pods/<name>/eviction``."""
+    meta = pod.get("metadata") or {}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": meta.get("name", ""), "namespace": meta.get("namespace", "")},
     }
 
 
@@ -140,6 +161,47 @@ class KubeWriter:
             return
         self.recorder.event(pod, "Warning", "FailedScheduling", message, resource=PODS)
 
+    def evict(self, victim: JSON, message: str) -> str | None:
+        """POST the Eviction; a PodDisruptionBudget refusal (429) comes back as the error."""
+        meta = victim.get("metadata") or {}
+        try:
+            self.client.create(
+                PODS,
+                eviction_body(victim),
+                meta.get("namespace"),
+                subresource_of=meta.get("name", ""),
+                subresource="eviction",
+                retry_throttled=False,  # a budget's 429 is the answer; re-plan next cycle
+            )
+        except NotFound:
+            return None  # already gone: nothing to evict
+        except ApiError as e:
+            log.info("evict %s/%s refused: %s", meta.get("namespace"), meta.get("name"), e)
+            return f"{type(e).__name__}: {e}"
+        if self.recorder is not None:
+            self.recorder.event(victim, "Normal", "Preempted", message, resource=PODS)
+        return None
+
+    def nominate(self, pod: JSON, node_name: str) -> None:
+        """Patch ``status.nominatedNodeName`` (a failure is logged; the next cycle retries)."""
+        meta = pod.get("metadata") or {}
+        try:
+            self.client.patch(
+                PODS,
+                meta.get("name", ""),
+                {"status": {"nominatedNodeName": node_name}},
+                meta.get("namespace"),
+                patch_type="merge",
+                subresource="status",
+            )
+        except ApiError as e:
+            log.info(
+                "pod %s/%s: nominatedNodeName not set: %s",
+                meta.get("namespace"),
+                meta.get("name"),
+                e,
+            )
+
     def _event_due(self, key: str, message: str) -> bool:
         now = self.clock.now()
         with self._lock:
@@ -165,11 +227,17 @@ class MemoryWriter:
     """Applies decisions to a cache in process; keeps what a person would want to see."""
 
     def __init__(self, cache: SchedulerCache, fail: Callable[[TaskInfo], str | None] | None = None):
-        """A writer on ``cache``; ``fail`` may inject bind failures (tests)."""
+        """A writer on ``cache``; ``fail`` may inject bind failures (tests).
+
+        ``refuse_eviction(pod)`` models a PodDisruptionBudget: an error refuses the eviction.
+        """
         self.cache = cache
         self.fail = fail
+        self.refuse_eviction: Callable[[JSON], str | None] | None = None
         self.bindings: dict[str, str] = {}
         self.events: list[tuple[str, str, str]] = []
+        self.evicted: list[str] = []
+        self.nominated: dict[str, str] = {}
 
     def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
         """Set ``spec.nodeName`` on the cached pods (never twice)."""
@@ -205,3 +273,21 @@ class MemoryWriter:
             others = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
             status["conditions"] = [*others, condition]
             self.cache.update_pod(dict(pod, status=status))
+
+    def evict(self, victim: JSON, message: str) -> str | None:
+        """Delete the victim from the cache (an eviction whose grace period has passed)."""
+        meta = victim.get("metadata") or {}
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        error = self.refuse_eviction(victim) if self.refuse_eviction else None
+        if error is not None:
+            return error
+        self.events.append((key, "Preempted", message))
+        self.evicted.append(key)
+        self.bindings.pop(key, None)
+        self.cache.delete_pod(victim)
+        return None
+
+    def nominate(self, pod: JSON, node_name: str) -> None:
+        """Remember the nominated node."""
+        meta = pod.get("metadata") or {}
+        self.nominated[f"{meta.get('namespace')}/{meta.get('name')}"] = node_name

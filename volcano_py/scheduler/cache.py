@@ -94,6 +94,8 @@ class SchedulerCache:
         self._settled: set[str] = set()
         self.hypernodes = HyperNodeIndex()
         self._queues: dict[str, JSON] = {}
+        # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
+        self.eviction_refused: dict[str, float] = {}
 
     # -- informer wiring --------------------------------------------------------------------
 
@@ -262,6 +264,11 @@ class SchedulerCache:
         """Whether a bind for this pod is in flight or unconfirmed."""
         with self._lock:
             return key in self._assumed
+
+    def pods(self) -> list[JSON]:
+        """Every cached pod (read-only dicts)."""
+        with self._lock:
+            return list(self._pods.values())
 
     def pod(self, key: str) -> JSON | None:
         """The cached Pod dict."""

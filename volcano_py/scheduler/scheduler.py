@@ -43,6 +43,7 @@ from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
+from volcano_py.scheduler.eviction_writes import refused_recently, write_evictions
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
@@ -78,11 +79,15 @@ class CycleResult:
     podgroups_written: int = 0
     job_fit: dict[str, JobFit] = field(default_factory=dict)
     seconds: float = 0.0
+    evictions: dict[str, str] = field(default_factory=dict)  # victim -> preemptor PodGroup
 
     @property
     def changed(self) -> bool:
         """Whether anything was bound or written."""
-        return bool(self.binds or self.podgroups_written)
+        return bool(self.binds or self.podgroups_written or self.evictions)
+
+
+EVICTING_ACTIONS = frozenset({"preempt", "gangpreempt", "reclaim", "gangreclaim"})
 
 
 def _now() -> str:
@@ -115,10 +120,12 @@ def run_cycle(
     """
     started = time.perf_counter()
     transition_id = str(uuid.uuid4())
-    snapshot = cache.snapshot(active_only=True)
+    # an eviction action looks at every job's pods (victims are settled, running jobs)
+    snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
     if notes is not None:
         notes.new_cycle()
     ssn = Session(snapshot, conf, plugins, notes)
+    ssn.unevictable = refused_recently(cache)
     try:
         for name in conf.actions:
             action_started = time.perf_counter()
@@ -140,6 +147,7 @@ def run_cycle(
         else:
             result.binds[task.uid] = task.node_name
     result.bind_errors = errors
+    result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
     for job in ssn.jobs.values():
@@ -148,6 +156,8 @@ def run_cycle(
         if failed and fit is None:
             fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
         new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
+        if new is None and job.uid in ssn.nominations:
+            new = job.podgroup  # the nominated HyperNode annotation alone
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1

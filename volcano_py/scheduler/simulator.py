@@ -10,6 +10,7 @@ holding them).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 
 JSON = dict[str, Any]
-KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod")
+KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod", "PodDisruptionBudget")
 MAX_CYCLES = 100
 
 
@@ -124,10 +125,15 @@ class SimulationResult:
     podgroups: dict[str, JSON] = field(default_factory=dict)
     cycles: int = 0
     events: list[tuple[str, str, str]] = field(default_factory=list)
+    evictions: dict[str, str] = field(default_factory=dict)  # victim pod -> preemptor group
 
     def to_json(self) -> JSON:
-        """``{"bindings": {...}, "podGroups": {...}}``."""
-        return {"bindings": dict(sorted(self.bindings.items())), "podGroups": self.podgroups}
+        """``{"bindings": {...}, "podGroups": {...}, "evictions": {...}}``."""
+        return {
+            "bindings": dict(sorted(self.bindings.items())),
+            "podGroups": self.podgroups,
+            "evictions": dict(sorted(self.evictions.items())),
+        }
 
 
 def sub_jobs_view(job: JobInfo, snapshot: Snapshot) -> JSON:
@@ -168,6 +174,8 @@ def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
         "Pod": cache.update_pod,
     }
     for kind in KINDS:
+        if kind not in feeds:  # PodDisruptionBudgets: read by Simulator.cycle, not cached
+            continue
         for obj in by_kind[kind]:
             try:
                 feeds[kind](obj)
@@ -176,6 +184,51 @@ def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
                 meta = obj.get("metadata") or {}
                 key = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
                 raise SnapshotError(f"{kind} {key or '(no name)'}: {e}") from e
+
+
+def pdb_protected(cache: SchedulerCache, budgets: Iterable[JSON]) -> set[str]:
+    """Bound pods a PodDisruptionBudget protects now (no disruption allowed).
+
+    The simulator's stand-in for the API server's 429 on an eviction.
+
+    A budget selects pods of its namespace by ``spec.selector.matchLabels``; allowed
+    disruptions are ``healthy - minAvailable`` or ``maxUnavailable`` (integers, or percentages
+    of the selected pods, rounded up as the disruption controller does).
+    """
+    protected: set[str] = set()
+    pods = cache.pods()
+    for pdb in budgets:
+        meta, spec = pdb.get("metadata") or {}, pdb.get("spec") or {}
+        ns = meta.get("namespace", "default")
+        match = ((spec.get("selector") or {}).get("matchLabels")) or {}
+        selected = [
+            p
+            for p in pods
+            if (p.get("metadata") or {}).get("namespace", "default") == ns
+            and (p.get("spec") or {}).get("nodeName")
+            and all(
+                ((p.get("metadata") or {}).get("labels") or {}).get(k) == v
+                for k, v in match.items()
+            )
+        ]
+        total = len(selected)
+        if "minAvailable" in spec:
+            allowed = total - _count(spec["minAvailable"], total)
+        else:
+            allowed = _count(spec.get("maxUnavailable", 0), total)
+        if allowed <= 0:
+            protected |= {
+                f"{(p['metadata']).get('namespace', 'default')}/{p['metadata']['name']}"
+                for p in selected
+            }
+    return protected
+
+
+def _count(value: object, total: int) -> int:
+    text = str(value)
+    if text.endswith("%"):
+        return -(-int(text[:-1]) * total // 100)
+    return int(text)
 
 
 class Simulator:
@@ -191,12 +244,19 @@ class Simulator:
         self.plugins, self.actions = builtin_registries()
         self.conf = conf or load_conf(DEFAULT_SCHEDULER_CONF, self.plugins, self.actions)
         self.cache = SchedulerCache(scheduler_name)
+        objects = list(objects)
         fill_cache(self.cache, objects)
+        self.budgets = [o for o in objects if o.get("kind") == "PodDisruptionBudget"]
         self.writer = MemoryWriter(self.cache)
         self.notes = ChangeLog()
 
     def cycle(self) -> CycleResult:
-        """One cycle."""
+        """One cycle (pods a PodDisruptionBudget protects are not evictable in it)."""
+        if self.budgets:
+            now = time.monotonic()
+            self.cache.eviction_refused.clear()
+            for key in pdb_protected(self.cache, self.budgets):
+                self.cache.eviction_refused[key] = now
         return run_cycle(self.cache, self.conf, self.plugins, self.actions, self.writer, self.notes)
 
     def run(self, max_cycles: int = MAX_CYCLES) -> SimulationResult:
@@ -204,7 +264,9 @@ class Simulator:
         result = SimulationResult()
         for _ in range(max_cycles):
             result.cycles += 1
-            if not self.cycle().changed:
+            cycle = self.cycle()
+            result.evictions.update(cycle.evictions)
+            if not cycle.changed:
                 break
         result.bindings = dict(self.writer.bindings)
         result.events = list(self.writer.events)

@@ -23,7 +23,8 @@ def test_simulate_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "simulate", "--cluster", CLUSTER, "--scheduler-conf", CONF)
     data = json.loads(out)
     assert code == 0
-    assert set(data) == {"bindings", "podGroups"}
+    assert set(data) == {"bindings", "podGroups", "evictions"}
+    assert data["evictions"] == {}
     assert len([p for p in data["bindings"] if p.startswith("team-a/")]) == 8
     train = data["podGroups"]["team-a/llm-train"]
     assert set(train) == {"phase", "allocatedHyperNode", "conditions"}

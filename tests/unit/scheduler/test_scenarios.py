@@ -12,7 +12,10 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
   ``notInMessages``: substrings no condition message and no such event may contain;
 - ``queueAllocated``: ``{queue: ResourceList}`` the queue holds at the end;
 - ``subJobs``: ``{ns/podgroup: {subjob: hypernode}}`` — each SubJob's allocated HyperNode
-  (the lowest holding its pods; ``""`` when none is placed).
+  (the lowest holding its pods; ``""`` when none is placed);
+- ``evicted`` / ``notEvicted``: pods preempt/reclaim must / must not evict;
+  ``evictedCount``: how many were evicted in all; ``evictionsFor``: ``{ns/podgroup: n}``
+  pods evicted for that preemptor.
 """
 
 from __future__ import annotations
@@ -88,3 +91,11 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     ]
     for text in expect.get("notInMessages") or ():
         assert not any(text in m for m in everything), (text, everything)
+    for pod in expect.get("evicted") or ():
+        assert pod in result.evictions, (pod, result.evictions)
+    for pod in expect.get("notEvicted") or ():
+        assert pod not in result.evictions, (pod, result.evictions)
+    if "evictedCount" in expect:
+        assert len(result.evictions) == expect["evictedCount"], result.evictions
+    for group, n in (expect.get("evictionsFor") or {}).items():
+        assert list(result.evictions.values()).count(group) == n, result.evictions

@@ -20,6 +20,10 @@ Inside a trial each task gets the feasible node with the highest total score (no
 batch node order), ties to the first by name (``placement``). ``job.allocated_hypernode``
 follows the placed tasks (their lowest common HyperNode) so the topology node score pulls
 the next tasks close; a discard restores it.
+
+**Nominations** (``volcano.sh/nominated-hypernode``, set by preempt/reclaim): a nominated
+job tries its HyperNode before the gradients; while it still has pending pods, the nodes of
+that HyperNode are kept out of every other job's trials, so nobody takes the freed space.
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
+from volcano_py.api.constants import (
+    NOMINATED_HYPERNODE_ANNOTATION,
+    NOT_ENOUGH_RESOURCES_REASON,
+    PodGroupPhase,
+)
 from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
 from volcano_py.scheduler.actions.fit_errors import (
     is_resource_reason,
@@ -62,6 +70,7 @@ class AllocateAction:
             for job in ssn.jobs.values()
             if job.phase in SCHEDULABLE_PHASES and job.pending_tasks()
         ]
+        reserved = nominated_nodes(ssn)
         for job in queue_ordered(ssn, jobs):
             invalid = ssn.job_valid(job)
             if invalid is not None:
@@ -74,19 +83,41 @@ class AllocateAction:
             if job.topology_error:
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
                 continue
+            others = {n for uid, names in reserved.items() if uid != job.uid for n in names}
             if job.has_sub_group_policy():
                 allocate_partitioned(ssn, job)
             elif job.with_network_topology():
-                allocate_with_topology(ssn, job)
+                allocate_with_topology(ssn, job, others)
             else:
-                allocate_without_topology(ssn, job)
+                allocate_without_topology(ssn, job, others)
 
 
-def allocate_without_topology(ssn: Session, job: JobInfo) -> bool:
-    """One trial over every node; True when committed."""
+def nominated(job: JobInfo) -> str:
+    """The HyperNode preempt/reclaim freed for ``job`` ("" when none)."""
+    annotations = (job.podgroup.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(NOMINATED_HYPERNODE_ANNOTATION, ""))
+
+
+def nominated_nodes(ssn: Session) -> dict[str, set[str]]:
+    """Per job still waiting for its nominated HyperNode, that HyperNode's nodes."""
+    out: dict[str, set[str]] = {}
+    for job in ssn.jobs.values():
+        name = nominated(job)
+        if name and name in ssn.real_nodes and job.pending_tasks():
+            out[job.uid] = set(ssn.real_nodes[name])
+    return out
+
+
+def allocate_without_topology(
+    ssn: Session, job: JobInfo, reserved: frozenset[str] | set[str] = frozenset()
+) -> bool:
+    """One trial over every node (but those reserved for others); True when committed."""
     stmt = ssn.statement()
     reasons: Counter[str] = Counter()
-    place_tasks(ssn, stmt, job, ssn.node_list(), reasons)
+    nodes = ssn.node_list()
+    if reserved:
+        nodes = [n for n in nodes if n.name not in reserved]
+    place_tasks(ssn, stmt, job, nodes, reasons)
     if ssn.job_ready(job):
         stmt.commit()
         if job.pending_tasks():  # a running gang scaling up: the extra pods say why they wait
@@ -107,13 +138,29 @@ def record_fit(ssn: Session, job: JobInfo, text: str) -> None:
     ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
 
 
-def allocate_with_topology(ssn: Session, job: JobInfo) -> bool:
-    """Gradients from the lowest tier up; best HyperNode first; True when committed."""
+def allocate_with_topology(
+    ssn: Session, job: JobInfo, reserved: frozenset[str] | set[str] = frozenset()
+) -> bool:
+    """The nominated HyperNode, then gradients from the lowest tier up, best HyperNode first.
+
+    Nodes reserved for other jobs are left out; True when committed.
+    """
     top = ssn.tree.top
-    gradients = ssn.hypernode_gradient_for_job(job, top)
     reasons: Counter[str] = Counter()
+    mine = nominated(job)
+    if (
+        mine
+        and mine in ssn.hypernodes
+        and try_hypernode(ssn, job, mine, ssn.nodes_in(mine), reasons)
+    ):
+        return True
+    gradients = ssn.hypernode_gradient_for_job(job, top)
     for gradient in gradients:
         candidates = {hn.name: ssn.nodes_in(hn.name) for hn in gradient}
+        if reserved:
+            candidates = {
+                k: [n for n in v if n.name not in reserved] for k, v in candidates.items()
+            }
         scores = ssn.hypernode_order_map(job, candidates)
         for name in sorted(candidates, key=lambda n: (-scores.get(n, 0.0), n)):
             if try_hypernode(ssn, job, name, candidates[name], reasons):

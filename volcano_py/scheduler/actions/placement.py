@@ -142,10 +142,10 @@ def _shortfall_need(job: JobInfo) -> Resource:
     return job.gang_min_resources()
 
 
-def reach_reports(
-    ssn: Session, need: Resource, highest: int, allocated: str, root: str = ""
-) -> list[TierReport]:
-    """Per tier up to ``highest``, the HyperNodes under ``root``.
+def reach_by_tier(
+    ssn: Session, highest: int, allocated: str, root: str = ""
+) -> list[tuple[int, list[str]]]:
+    """Per tier up to ``highest``, the HyperNodes under ``root`` (non-empty tiers only).
 
     ``root`` defaults to ``allocated``'s highest ancestor within ``highest`` (the whole tree
     when nothing is allocated).
@@ -154,7 +154,7 @@ def reach_reports(
         for ancestor in ssn.tree.ancestors(allocated):
             if ssn.hypernodes[ancestor].tier <= highest:
                 root = ancestor
-    reports = []
+    out = []
     for tier in ssn.hypernode_tiers:
         if tier > highest:
             break
@@ -163,8 +163,21 @@ def reach_reports(
             for n in ssn.hypernodes_by_tier.get(tier, ())
             if not root or root in ssn.tree.ancestors(n)
         ]
-        if not names:
-            continue
+        if names:
+            out.append((tier, names))
+    return out
+
+
+def reach_reports(
+    ssn: Session, need: Resource, highest: int, allocated: str, root: str = ""
+) -> list[TierReport]:
+    """Per tier up to ``highest``, the HyperNodes under ``root``.
+
+    ``root`` defaults to ``allocated``'s highest ancestor within ``highest`` (the whole tree
+    when nothing is allocated).
+    """
+    reports = []
+    for tier, names in reach_by_tier(ssn, highest, allocated, root):
         idles = []
         for name in names:
             idle = Resource()

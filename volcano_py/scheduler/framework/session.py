@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DEFAULT_EVICT_MAX_HYPERNODES = 8
+
 JobOrderFn = Callable[[JobInfo, JobInfo], int]
 JobValidFn = Callable[[JobInfo], "ValidateResult | None"]
 JobReadyFn = Callable[[JobInfo], bool]
@@ -60,6 +62,8 @@ AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
 JobEnqueueableFn = Callable[[JobInfo], "str | None"]
 # the candidates a plugin lets an eviction (preempt/reclaim) take
 EvictableFn = Callable[[list[TaskInfo]], list[TaskInfo]]
+# a plugin's answer on preempt/reclaim victims: None abstains, else the candidates it permits
+VictimFn = Callable[[TaskInfo, list[TaskInfo]], "list[TaskInfo] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,18 @@ class _Points:
     job_enqueueable: dict[str, JobEnqueueableFn] = field(default_factory=dict)
     job_enqueued: dict[str, Callable[[JobInfo], None]] = field(default_factory=dict)
     evictable: dict[str, EvictableFn] = field(default_factory=dict)
+    preemptable: dict[str, VictimFn] = field(default_factory=dict)
+    reclaimable: dict[str, VictimFn] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """A victim chosen by preempt/reclaim: the pod, the preempting job, the domain freed."""
+
+    task: TaskInfo
+    preemptor: str
+    domain: str
+    action: str
 
 
 class Session:
@@ -150,6 +166,15 @@ class Session:
         self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
         self.job_fit: dict[str, JobFit] = {}
+        # preempt/reclaim decisions: victims, and the HyperNode nominated for each preemptor
+        self.evictions: list[Eviction] = []
+        self.nominations: dict[str, str] = {}
+        self.nominated_nodes: dict[str, dict[str, str]] = {}  # job -> {task: node}
+        # pods whose eviction the API server refused lately (a PodDisruptionBudget)
+        self.unevictable: frozenset[str] = frozenset()
+        # domains preempt/reclaim evaluate per job (network-topology-aware's
+        # ``hypernode.gradient.evict.max-hypernodes``)
+        self.evict_max_hypernodes = DEFAULT_EVICT_MAX_HYPERNODES
         self.event_handlers: list[EventHandler] = []
         self._points = _Points()
         self._tiers: list[list[PluginOption]] = [list(t) for t in conf.tiers]
@@ -296,6 +321,54 @@ class Session:
         for fn in self._points.evictable.values():
             candidates = fn(candidates)
         return candidates
+
+    def add_preemptable_fn(self, name: str, fn: VictimFn) -> None:
+        """Register a preempt victim function (``enablePreemptable``)."""
+        if self._enabled(name, "preemptable"):
+            self._points.preemptable[name] = fn
+
+    def add_reclaimable_fn(self, name: str, fn: VictimFn) -> None:
+        """Register a reclaim victim function (``enableReclaimable``)."""
+        if self._enabled(name, "reclaimable"):
+            self._points.reclaimable[name] = fn
+
+    def preemptable(self, preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """The victims the plugins let ``preemptor`` take within its queue (see ``_victims``)."""
+        return self._victims(self._points.preemptable, preemptor, candidates)
+
+    def reclaimable(self, reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """The victims the plugins let ``reclaimer`` take from other queues."""
+        return self._victims(self._points.reclaimable, reclaimer, candidates)
+
+    def _victims(
+        self, fns: dict[str, VictimFn], preemptor: TaskInfo, candidates: list[TaskInfo]
+    ) -> list[TaskInfo]:
+        """Volcano's tiered vote on victims.
+
+        In each tier the answers of the plugins that do not abstain are intersected; an empty
+        answer ends the tier with no victim; the first tier with a non-empty answer decides.
+        Nobody answering at all means no victim.
+        """
+        for tier in self._tiers:
+            victims: list[TaskInfo] | None = None
+            for option in tier:
+                fn = fns.get(option.name)
+                if fn is None:
+                    continue
+                answer = fn(preemptor, candidates)
+                if answer is None:
+                    continue
+                if not answer:
+                    victims = None
+                    break
+                if victims is None:
+                    victims = list(answer)
+                else:
+                    keep = {t.uid for t in answer}
+                    victims = [t for t in victims if t.uid in keep]
+            if victims:
+                return victims
+        return []
 
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register allocate/deallocate callbacks."""

@@ -1,9 +1,10 @@
 """``conformance``: never evict what Kubernetes treats as critical (Volcano's conformance).
 
-Registers an evictable filter that drops every candidate in ``kube-system`` and every pod
-with priority class ``system-cluster-critical`` or ``system-node-critical``. volcano-py's
-allocate and backfill never evict; an eviction action (preempt, reclaim) asks
-``Session.evictable`` and so never touches those pods.
+Registers an evictable filter, and the same as preemptable and reclaimable victim functions,
+that drops every candidate in ``kube-system`` and every pod with priority class
+``system-cluster-critical`` or ``system-node-critical``. volcano-py's allocate and backfill
+never evict; preempt and reclaim ask ``Session.preemptable`` / ``reclaimable`` and so never
+touch those pods.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class ConformancePlugin:
     def on_session_open(self, ssn: Session) -> None:
         """Register the filter."""
         ssn.add_evictable_fn(self.name, victims)
+        ssn.add_preemptable_fn(self.name, lambda _p, c: victims(c))
+        ssn.add_reclaimable_fn(self.name, lambda _p, c: victims(c))
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to release."""

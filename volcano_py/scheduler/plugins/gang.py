@@ -10,6 +10,9 @@
   ``minTaskMember`` role and every policy's ``minSubGroups`` ready SubJobs — the allocate
   action commits a job's statement only then.
 - job order: jobs not yet ready before ready ones.
+- preemptable / reclaimable (victims): a victim gang keeps at least minMember ready pods —
+  only its surplus above minMember may go — unless every one of its ready pods is among the
+  candidates, in which case the whole gang may go (gang-aware eviction's bundle model).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from volcano_py.api.constants import (
     NOT_ENOUGH_PODS_REASON,
 )
 from volcano_py.scheduler.api.job_info import JobInfo, task_role
-from volcano_py.scheduler.api.task_info import TaskStatus
+from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session, ValidateResult
 
@@ -39,6 +42,12 @@ class GangPlugin:
         ssn.add_job_valid_fn(self.name, job_valid)
         ssn.add_job_ready_fn(self.name, JobInfo.is_ready)
         ssn.add_job_order_fn(self.name, job_order)
+
+        def victims(_preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+            return gang_victims(ssn.jobs, candidates)
+
+        ssn.add_preemptable_fn(self.name, victims)
+        ssn.add_reclaimable_fn(self.name, victims)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to release."""
@@ -102,3 +111,32 @@ def job_order(left: JobInfo, right: JobInfo) -> int:
     if left_ready == right_ready:
         return 0
     return 1 if left_ready else -1
+
+
+def gang_victims(jobs: dict[str, JobInfo], candidates: list[TaskInfo]) -> list[TaskInfo]:
+    """The candidates whose eviction leaves every victim gang whole or at minMember or more.
+
+    Per job, candidates are taken in order while the job keeps more than minMember ready
+    pods; when all of a job's ready pods are candidates, all of them are permitted.
+    """
+    by_job: dict[str, list[TaskInfo]] = {}
+    for task in candidates:
+        by_job.setdefault(task.job, []).append(task)
+    permitted: set[str] = set()
+    for uid, tasks in by_job.items():
+        job = jobs.get(uid)
+        if job is None:
+            continue  # a pod whose PodGroup is gone: Volcano skips it too
+        ready = {t.uid for t in job.tasks.values() if t.status in READY}
+        offered = {t.uid for t in tasks if t.uid in ready}
+        if ready and offered == ready:
+            permitted |= offered
+            continue
+        surplus = len(ready) - job.min_member
+        for task in tasks:
+            if surplus <= 0:
+                break
+            if task.uid in ready:
+                permitted.add(task.uid)
+                surplus -= 1
+    return [t for t in candidates if t.uid in permitted]

@@ -31,6 +31,7 @@ from volcano_py.api.constants import (
     NTA_ARG_BINPACK_NORMAL_POD_ENABLE,
     NTA_ARG_BINPACK_NORMAL_POD_FADING,
     NTA_ARG_BINPACK_RESOURCES,
+    NTA_ARG_EVICT_MAX_HYPERNODES,
     NTA_ARG_WEIGHT,
 )
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -39,7 +40,11 @@ from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import EventHandler, Session
+from volcano_py.scheduler.framework.session import (
+    DEFAULT_EVICT_MAX_HYPERNODES,
+    EventHandler,
+    Session,
+)
 from volcano_py.scheduler.plugins.hypernode_gradient import HyperNodeGradients
 from volcano_py.scheduler.plugins.hypernode_resources import (
     ResourceStatus,
@@ -90,6 +95,11 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
                 self.binpack_weights[resource] = _weight(
                     args, f"{NTA_ARG_BINPACK_RESOURCES}.{resource}"
                 )
+        self.evict_max_hypernodes = args.get_int(
+            NTA_ARG_EVICT_MAX_HYPERNODES, DEFAULT_EVICT_MAX_HYPERNODES
+        )
+        if self.evict_max_hypernodes < 1:
+            raise ValueError(f"{NTA_ARG_EVICT_MAX_HYPERNODES} must be at least 1")
         self.normal_pod_enable = args.get_bool(
             NTA_ARG_BINPACK_NORMAL_POD_ENABLE, DEFAULT_NORMAL_POD_ENABLE
         )
@@ -117,6 +127,7 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
     def on_session_open(self, ssn: Session) -> None:
         """Build the resource cache and register the extension points."""
         self._ssn = ssn
+        ssn.evict_max_hypernodes = self.evict_max_hypernodes
         tiers = ssn.hypernode_tiers
         self.min_tier, self.max_tier = (tiers[0], tiers[-1]) if tiers else (0, 0)
         self.init_hypernode_resource_cache(ssn)

@@ -190,6 +190,24 @@ def register_quota_hooks(
 
         return on_event
 
+    def reclaimable(reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """Pods of other queues, taken while their queue stays above its deserved share."""
+        mine = ssn.jobs.get(reclaimer.job)
+        left: dict[str, dict[str, float]] = {}
+        victims = []
+        for task in candidates:
+            job = ssn.jobs.get(task.job)
+            attr = attrs.get(job.queue) if job is not None else None
+            if attr is None or not attr.deserved or (mine is not None and attr.name == mine.queue):
+                continue
+            allocated = left.setdefault(attr.name, dict(attr.allocated))
+            if any(allocated.get(n, 0.0) > v + 1e-9 for n, v in attr.deserved.items()):
+                victims.append(task)
+                for n, v in task.resreq.items():
+                    allocated[n] = allocated.get(n, 0.0) - v
+        return victims
+
+    ssn.add_reclaimable_fn(plugin, reclaimable)
     ssn.add_queue_order_fn(plugin, queue_order)
     if with_overused:
         ssn.add_overused_fn(plugin, overused)
