@@ -170,6 +170,7 @@ class Informer:
         self._thread: threading.Thread | None = None
         self.last_resource_version = ""
         self.relists = 0
+        self.changes = 0  # objects added, updated or deleted so far (bookmarks are not)
         self.name = f"informer:{resource.plural}"
         if field_selector or label_selector:
             self.name += f"[{field_selector or ''}{label_selector or ''}]"
@@ -351,6 +352,7 @@ class Informer:
             self._stream = None
 
     def _notify(self, kind: int, old: JSON | None, new: JSON | None) -> None:
+        self.changes += 1
         for listener in self._listeners:
             listener.push(kind, old, new)
 
@@ -408,9 +410,13 @@ class SharedInformerFactory:
         with self._lock:
             return list(self._informers.values())
 
-    def change_key(self) -> tuple[str, ...]:
-        """Every informer's last resourceVersion: moves on any event (cheap to compare)."""
-        return tuple(i.last_resource_version for i in self.informers())
+    def change_key(self) -> tuple[int, ...]:
+        """Every informer's count of object changes: moves on any add, update or delete.
+
+        Not the resourceVersions: watch bookmarks move those every minute or so while
+        nothing changes (the idle trimmer would never see a quiet period).
+        """
+        return tuple(i.changes for i in self.informers())
 
     def start(self) -> None:
         """Start every informer not yet running."""

@@ -138,6 +138,20 @@ def test_reflector_resumes_from_bookmark_resource_version() -> None:
     assert seen == [("add", "a"), ("update", "a")]
 
 
+def test_changes_count_objects_not_bookmarks() -> None:
+    informer, seen, _ = run_script(
+        lists=[[cm("a", "5")], [cm("a", "5")]],
+        watches=[
+            [("BOOKMARK", {"metadata": {"resourceVersion": "42"}})],
+            [("BOOKMARK", {"metadata": {"resourceVersion": "44"}})],
+            [("MODIFIED", cm("a", "45", "2"))],
+        ],
+        expect=2,
+    )
+    assert seen == [("add", "a"), ("update", "a")]
+    assert informer.changes == 2  # two bookmarks moved the resourceVersion, not the count
+
+
 def test_reflector_strips_managed_fields_and_marks_synced() -> None:
     informer, _, _ = run_script(lists=[[cm("a", "1")], [cm("a", "1")]], watches=[])
     assert informer.has_synced()
