@@ -341,7 +341,7 @@ def test_examples_get_their_podgroups(
     kubectl("apply", "-n", namespace, "-f", str(EXAMPLES))
     wait_until(
         lambda: (
-            len(group_names(client, namespace)) == 12
+            len(group_names(client, namespace)) == 4 + 8 + 16
             and all(group_names(client, namespace).values())
         ),
         what="all example pods annotated",
@@ -350,7 +350,7 @@ def test_examples_get_their_podgroups(
         pg["metadata"]["ownerReferences"][0]["kind"]: pg
         for pg in podgroups(client, namespace).values()
     }
-    assert set(by_owner) == {"ReplicaSet", "StatefulSet"}
+    assert set(by_owner) == {"ReplicaSet", "StatefulSet", "Job"}
     assert by_owner["ReplicaSet"]["spec"]["minMember"] == 4
     assert by_owner["ReplicaSet"]["spec"]["networkTopology"] == {
         "mode": "hard",
@@ -362,3 +362,21 @@ def test_examples_get_their_podgroups(
         "mode": "soft",
         "highestTierAllowed": 1,
     }
+    job_group = by_owner["Job"]
+    assert job_group["spec"]["minMember"] == 16
+    [policy] = job_group["spec"]["subGroupPolicy"]
+    assert policy["subGroupSize"] == 4
+    assert policy["matchLabelKeys"] == ["volcano.sh/partition-id"]
+    assert policy["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
+    partition_of = {
+        p["metadata"]["name"]: (
+            p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index"),
+            p["metadata"]["labels"].get("volcano.sh/partition-id"),
+        )
+        for p in items(client, R.PODS, namespace)
+        if p["metadata"]["name"].startswith("tp-training-")
+    }
+    assert len(partition_of) == 16
+    for name, (index, partition) in partition_of.items():
+        assert index is not None, name
+        assert partition == str(int(index) // 4), name

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import create_node, hypernode_body, pod_body
+from tests.builders import create_node, exact, hypernode_body, pod_body
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -86,6 +86,22 @@ class Topology:
         for name in self.nodes:
             with contextlib.suppress(NotFound):
                 self.client.delete(R.NODES, name)
+
+
+def two_spines_of_two_racks(topo: Topology) -> dict[str, list[str]]:
+    """Eight 2-GPU nodes, two per rack HyperNode, two racks per spine; rack -> its nodes."""
+    nodes = [topo.node(f"n{i}", 2) for i in range(1, 9)]
+    racks = {
+        topo.hypernode(f"rack-{r}", 1, [exact(nodes[2 * r]), exact(nodes[2 * r + 1])]): nodes[
+            2 * r : 2 * r + 2
+        ]
+        for r in range(4)
+    }
+    names = sorted(racks)
+    for s in range(2):
+        members = [exact(names[2 * s], "HyperNode"), exact(names[2 * s + 1], "HyperNode")]
+        topo.hypernode(f"spine-{s}", 2, members)
+    return racks
 
 
 def gang_pod(

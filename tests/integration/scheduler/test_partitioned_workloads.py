@@ -12,30 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.builders import delete_pod, exact
+from tests.builders import delete_pod
 from tests.integration.podgroup.conftest import RunningController
-from tests.integration.scheduler.conftest import Topology, wait_for
+from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.scheduler import Scheduler
 
 PARTITION = "volcano.sh/partition-id"
 INDEX = "batch.kubernetes.io/job-completion-index"
-
-
-def _racks(topo: Topology) -> dict[str, list[str]]:
-    nodes = [topo.node(f"n{i}", 2) for i in range(8)]
-    racks = {
-        topo.hypernode(f"rack-{r}", 1, [exact(nodes[2 * r]), exact(nodes[2 * r + 1])]): nodes[
-            2 * r : 2 * r + 2
-        ]
-        for r in range(4)
-    }
-    names = sorted(racks)
-    for s in range(2):
-        members = [exact(names[2 * s], "HyperNode"), exact(names[2 * s + 1], "HyperNode")]
-        topo.hypernode(f"spine-{s}", 2, members)
-    return racks
 
 
 def _indexed_job(client: KubeClient, ns: str, topo: Topology, name: str) -> None:
@@ -102,7 +87,7 @@ def test_indexed_job_partitions_land_in_one_rack_and_replacements_rejoin_it(
     topology: Topology,
     run_scheduler: Callable[[], Callable[[], Scheduler]],
 ) -> None:
-    racks = _racks(topology)
+    racks = two_spines_of_two_racks(topology)
     rack_of = {node: rack for rack, nodes in racks.items() for node in nodes}
     controller = RunningController(client)
     try:

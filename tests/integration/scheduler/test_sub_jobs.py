@@ -11,31 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.builders import exact, force_delete_pod
-from tests.integration.scheduler.conftest import Topology, gang_pod, wait_for
+from tests.builders import force_delete_pod
+from tests.integration.scheduler.conftest import (
+    Topology,
+    gang_pod,
+    two_spines_of_two_racks,
+    wait_for,
+)
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.scheduler import Scheduler
 
 PARTITION = "volcano.sh/partition-id"
-
-
-def _racks(topo: Topology) -> dict[str, list[str]]:
-    nodes = [topo.node(f"n{i}", 2) for i in range(1, 9)]
-    racks = {
-        topo.hypernode(f"rack-{r}", 1, [exact(nodes[2 * r]), exact(nodes[2 * r + 1])]): nodes[
-            2 * r : 2 * r + 2
-        ]
-        for r in range(4)
-    }
-    names = sorted(racks)
-    for s in range(2):
-        topo.hypernode(
-            f"spine-{s}",
-            2,
-            [exact(names[2 * s], "HyperNode"), exact(names[2 * s + 1], "HyperNode")],
-        )
-    return racks
 
 
 def _partitioned_gang(client: KubeClient, ns: str, name: str) -> None:
@@ -85,7 +72,7 @@ def test_partitions_land_in_one_rack_and_replacements_rejoin_across_a_restart(
     topology: Topology,
     run_scheduler: Callable[[], Callable[[], Scheduler]],
 ) -> None:
-    racks = _racks(topology)
+    racks = two_spines_of_two_racks(topology)
     stop = run_scheduler()
     _partitioned_gang(client, namespace, "train")
     parts = {
