@@ -8,6 +8,7 @@ cluster, instead of patching taints away.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -268,6 +269,10 @@ def delete_pod(client: KubeClient, name: str, namespace: str, timeout: float = 3
 
 
 def force_delete_pod(client: KubeClient, name: str, namespace: str) -> None:
-    """Delete a pod at once, without waiting for its kubelet (``kubectl delete --force``)."""
+    """Delete a pod at once, without waiting for its kubelet (``kubectl delete --force``).
+
+    A pod already gone is fine: kwok may finish a graceful deletion first.
+    """
     body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
-    client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)
+    with contextlib.suppress(NotFound):
+        client.request("DELETE", resource_path(R.PODS, namespace, name), body=body)

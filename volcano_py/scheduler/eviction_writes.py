@@ -7,14 +7,24 @@ out and choose another bundle or domain; the preemptor's remaining victims are t
 in this cycle, and it is not nominated (its domain may change). Every other preemptor's PodGroup
 gets the ``volcano.sh/nominated-hypernode`` annotation (``allocate`` tries that HyperNode first)
 and its pending pods ``status.nominatedNodeName`` from the trial placement.
+
+A nomination is dropped again (``served_nomination``) once it has done its work: the job has
+no pending pod left; or it is ready (the gang runs) and nothing in the nominated HyperNode is
+still terminating, so the freed room has had its ``allocate``; or the HyperNode is gone. An
+elastic job's extra pods that still do not fit then stop holding the HyperNode's nodes away
+from every other job.
 """
 
 from __future__ import annotations
 
 import copy
 import time
+from typing import Any
 
 from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
+from volcano_py.scheduler.actions.eviction import waiting_for_releases
+from volcano_py.scheduler.actions.eviction_domains import CLUSTER_DOMAIN
+from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.binder import Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.session import Session
@@ -65,3 +75,25 @@ def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict
             if pod is not None:
                 writer.nominate(pod, node)
     return done
+
+
+def served_nomination(ssn: Session, job: JobInfo, pg: Any) -> Any:
+    """``pg`` without the nominated-HyperNode annotation once it has served (module docstring).
+
+    None when there is nothing to drop: no nomination, one made in this cycle, or one still
+    waiting for its victims to go or its gang to be placed.
+    """
+    annotations = (pg.get("metadata") or {}).get("annotations") or {}
+    domain = annotations.get(NOMINATED_HYPERNODE_ANNOTATION)
+    if not domain or job.uid in ssn.nominations:
+        return None
+    gone = domain != CLUSTER_DOMAIN and domain not in ssn.real_nodes
+    served = not job.pending_tasks() or (job.is_ready() and not waiting_for_releases(ssn, job))
+    if not (gone or served):
+        return None
+    new = copy.copy(pg)
+    new["metadata"] = dict(pg.get("metadata") or {})
+    new["metadata"]["annotations"] = {
+        k: v for k, v in annotations.items() if k != NOMINATED_HYPERNODE_ANNOTATION
+    }
+    return new

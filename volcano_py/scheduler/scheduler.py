@@ -43,7 +43,11 @@ from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
-from volcano_py.scheduler.eviction_writes import refused_recently, write_evictions
+from volcano_py.scheduler.eviction_writes import (
+    refused_recently,
+    served_nomination,
+    write_evictions,
+)
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
@@ -158,6 +162,7 @@ def run_cycle(
         new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
         if new is None and job.uid in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
+        new = served_nomination(ssn, job, new or job.podgroup) or new
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1

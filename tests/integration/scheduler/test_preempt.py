@@ -7,14 +7,17 @@ alone, annotate the preemptor's PodGroup with the nominated HyperNode, and the g
 in rack a. With a PodDisruptionBudget over one of rack a's gangs the API server refuses that
 eviction and the gang goes to rack b instead.
 
-The harness runs no kubelet, so an evicted (bound) pod keeps its ``deletionTimestamp`` and is
-never removed: the test plays the kubelet and force-deletes pods once they are terminating.
+kwok plays the kubelets and finishes graceful deletions; the tests also force-delete pods once
+they are terminating, so nothing waits on a grace period. The failover test holds its victims
+in Terminating with a finalizer: a second scheduler, started after the first one stops with
+its evictions under way, must evict nothing more.
 """
 
 from __future__ import annotations
 
 import contextlib
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +29,7 @@ from volcano_py.api import resources as R
 from volcano_py.api.resources import Resource
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
+from volcano_py.metrics import REGISTRY
 from volcano_py.scheduler.scheduler import Scheduler
 
 JSON = dict[str, Any]
@@ -34,6 +38,7 @@ PRIORITY_CLASSES = Resource(
 )
 PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
 NOMINATED = "volcano.sh/nominated-hypernode"
+HOLD = "test.volcano-py.io/hold"  # keeps an evicted pod Terminating until the test lets go
 CONF = """
 actions: "enqueue, allocate, preempt, backfill"
 tiers:
@@ -64,7 +69,14 @@ def priority_classes(client: KubeClient) -> Iterator[dict[str, str]]:
 
 
 def _pod(
-    client: KubeClient, ns: str, topo: Topology, name: str, group: str, pc: str, node: str = ""
+    client: KubeClient,
+    ns: str,
+    topo: Topology,
+    name: str,
+    group: str,
+    pc: str,
+    node: str = "",
+    hold: bool = False,
 ) -> str:
     body = pod_body(
         name,
@@ -74,6 +86,8 @@ def _pod(
         node_name=node or None,
     )
     body["spec"]["priorityClassName"] = pc
+    if hold:
+        body["metadata"]["finalizers"] = [HOLD]
     client.create(R.PODS, body)
     return name
 
@@ -98,11 +112,12 @@ def _terminating_then_gone(client: KubeClient, ns: str, names: list[str]) -> set
 
 
 def _full_cluster(
-    client: KubeClient, ns: str, topo: Topology, pcs: dict[str, str]
+    client: KubeClient, ns: str, topo: Topology, pcs: dict[str, str], hold: bool = False
 ) -> tuple[list[str], list[str], list[str], list[str], str, str]:
     """Racks a (two low 4-pod gangs) and b (one mid 8-pod gang), all GPUs taken.
 
-    Returns nodes of a, nodes of b, the low pods, the mid pods, rack a, rack b.
+    Returns nodes of a, nodes of b, the low pods, the mid pods, rack a, rack b. ``hold``: the
+    low pods carry the ``HOLD`` finalizer.
     """
     a = [topo.node(f"a{i}", 4) for i in range(2)]
     b = [topo.node(f"b{i}", 4) for i in range(2)]
@@ -112,7 +127,7 @@ def _full_cluster(
     low, mid = [], []
     for g, node in (("low-1", a[0]), ("low-2", a[1])):
         _group(client, ns, g, 4)
-        low += [_pod(client, ns, topo, f"{g}-{i}", g, pcs["low"], node) for i in range(4)]
+        low += [_pod(client, ns, topo, f"{g}-{i}", g, pcs["low"], node, hold) for i in range(4)]
     _group(client, ns, "mid", 8)
     for i in range(8):
         mid.append(_pod(client, ns, topo, f"mid-{i}", "mid", pcs["mid"], b[i // 4]))
@@ -124,9 +139,34 @@ def _high_gang(client: KubeClient, ns: str, topo: Topology, pcs: dict[str, str])
     return [_pod(client, ns, topo, f"high-{i}", "high", pcs["high"]) for i in range(8)]
 
 
+def _annotations(client: KubeClient, ns: str, name: str) -> dict[str, str]:
+    return client.get(R.PODGROUPS, name, ns)["metadata"].get("annotations") or {}
+
+
 def _placed(client: KubeClient, ns: str, gang: list[str]) -> dict[str, str] | None:
     placement = {n: client.get(R.PODS, n, ns)["spec"].get("nodeName", "") for n in gang}
     return placement if all(placement.values()) else None
+
+
+def _lands_where_victims_were(
+    client: KubeClient,
+    ns: str,
+    gang: list[str],
+    victims: list[str],
+    nodes: list[str],
+    bystanders: list[str],
+    their_nodes: list[str],
+) -> None:
+    """Once the victims are gone the gang lands on their ``nodes``, its nomination is dropped
+    (it served), and every bystander still runs where it did."""
+    wait_for(lambda: len(_terminating_then_gone(client, ns, victims)) == len(victims), 60)
+    placement = wait_for(lambda: _placed(client, ns, gang), 60)
+    assert set(placement.values()) <= set(nodes), placement
+    wait_for(lambda: NOMINATED not in _annotations(client, ns, "high"), 30)
+    for name in bystanders:
+        pod = client.get(R.PODS, name, ns)
+        assert not pod["metadata"].get("deletionTimestamp"), name
+        assert pod["spec"]["nodeName"] in their_nodes
 
 
 def test_high_priority_gang_empties_the_cheapest_rack_through_evictions(
@@ -141,19 +181,15 @@ def test_high_priority_gang_empties_the_cheapest_rack_through_evictions(
     run_scheduler(CONF)
     gang = _high_gang(client, ns, topology, priority_classes)
 
-    wait_for(lambda: len(_terminating_then_gone(client, ns, victims)) == len(victims), 60)
-    placement = wait_for(lambda: _placed(client, ns, gang), 60)
-    assert set(placement.values()) <= set(a), placement
-    pg = client.get(R.PODGROUPS, "high", ns)
-    assert pg["metadata"]["annotations"][NOMINATED] == rack_a
-    for name in bystanders:
-        pod = client.get(R.PODS, name, ns)
-        assert not pod["metadata"].get("deletionTimestamp"), name
-        assert pod["spec"]["nodeName"] in b
+    _lands_where_victims_were(client, ns, gang, victims, a, bystanders, b)
     events = client.list(R.EVENTS, ns)["items"]
     preempted = {e["involvedObject"]["name"] for e in events if e.get("reason") == "Preempted"}
     assert preempted == set(victims)
-    assert all(f"{ns}/high" in e["message"] for e in events if e.get("reason") == "Preempted")
+    assert all(
+        f"{ns}/high in HyperNode {rack_a}" in e["message"]
+        for e in events
+        if e.get("reason") == "Preempted"
+    )
 
 
 def test_a_disruption_budget_refusal_sends_the_gang_to_the_other_rack(
@@ -189,8 +225,68 @@ def test_a_disruption_budget_refusal_sends_the_gang_to_the_other_rack(
 
     placement = wait_for(settled, 90)
     assert set(placement.values()) <= set(b), placement
-    assert client.get(R.PODGROUPS, "high", ns)["metadata"]["annotations"][NOMINATED] == rack_b
+    events = client.list(R.EVENTS, ns)["items"]
+    messages = {e["message"] for e in events if e.get("reason") == "Preempted"}
+    assert messages == {f"preempt: evicted for PodGroup {ns}/high in HyperNode {rack_b}"}
+    wait_for(lambda: NOMINATED not in _annotations(client, ns, "high"), 30)
     for name in low[:4]:  # the budget held: low-1 still runs where it was
         pod = client.get(R.PODS, name, ns)
         assert not pod["metadata"].get("deletionTimestamp"), name
         assert pod["spec"]["nodeName"] == a[0]
+
+
+def _preempted(client: KubeClient, ns: str) -> Counter[str]:
+    """Pod -> how many times it was evicted (the Preempted events, repeats counted)."""
+    counts: Counter[str] = Counter()
+    for event in client.list(R.EVENTS, ns)["items"]:
+        if event.get("reason") == "Preempted":
+            counts[event["involvedObject"]["name"]] += int(event.get("count") or 1)
+    return counts
+
+
+def _unschedulable_cycles() -> float:
+    return (
+        REGISTRY.get_sample_value("volcano_schedule_attempts_total", {"result": "unschedulable"})
+        or 0.0
+    )
+
+
+def test_a_failover_while_victims_terminate_evicts_nothing_twice(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    priority_classes: dict[str, str],
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+) -> None:
+    """The first scheduler evicts rack a's gangs and stops while they still terminate (the
+    leader is lost); the next one starts from the API objects alone: it sees the nominated
+    HyperNode and the terminating victims, evicts nothing, and places the gang in rack a once
+    they are gone."""
+    ns = namespace
+    a, b, victims, bystanders, rack_a, _ = _full_cluster(
+        client, ns, topology, priority_classes, hold=True
+    )
+    stop_first = run_scheduler(CONF)
+    gang = _high_gang(client, ns, topology, priority_classes)
+
+    def all_terminating() -> bool:
+        pods = [client.get(R.PODS, name, ns) for name in victims]
+        return all(p["metadata"].get("deletionTimestamp") for p in pods)
+
+    wait_for(all_terminating, 60)
+    wait_for(lambda: _annotations(client, ns, "high").get(NOMINATED) == rack_a, 30)
+    stop_first()
+    assert _preempted(client, ns) == Counter(dict.fromkeys(victims, 1))
+
+    before = _unschedulable_cycles()
+    run_scheduler(CONF)  # the next leader, with caches of its own
+    wait_for(lambda: _unschedulable_cycles() >= before + 10, 30)  # ten cycles with the gang stuck
+    assert _preempted(client, ns) == Counter(dict.fromkeys(victims, 1))
+    for name in bystanders:
+        assert not client.get(R.PODS, name, ns)["metadata"].get("deletionTimestamp"), name
+    assert _placed(client, ns, gang) is None
+
+    for name in victims:  # the kubelet lets go: the victims are removed
+        client.patch(R.PODS, name, {"metadata": {"finalizers": None}}, ns)
+    _lands_where_victims_were(client, ns, gang, victims, a, bystanders, b)
+    assert _preempted(client, ns) == Counter(dict.fromkeys(victims, 1))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.unit.scheduler.helpers import session
-from tests.unit.scheduler.objects import node, pod, podgroup, queue
+from tests.unit.scheduler.objects import hypernode, node, pod, podgroup, queue
 from volcano_py.kube.errors import TooManyRequests
 from volcano_py.kube.events import FakeRecorder
 from volcano_py.scheduler.api.task_info import TaskInfo
@@ -146,6 +146,18 @@ def test_preempt_never_crosses_queues_and_reclaim_does() -> None:
     result = _sim(objects, "reclaim").run()
     assert len(result.evictions) == 2
     assert sorted(result.bindings) == ["default/high-a-0", "default/high-a-1"]
+
+
+def test_reclaim_never_takes_from_a_queue_that_is_not_reclaimable() -> None:
+    objects = _full_node_two_queues()
+    for o in objects:  # victims in queue b, over its share, but b says reclaimable: false
+        if o["kind"] == "PodGroup" and o["metadata"]["name"] == "low-a":
+            o["spec"]["queue"] = "b"
+        if o["kind"] == "Queue" and o["metadata"]["name"] == "b":
+            o["spec"]["reclaimable"] = False
+    result = _sim(objects, "reclaim").run()
+    assert result.evictions == {}
+    assert result.bindings == {}
 
 
 def test_preemptable_false_annotation_on_the_podgroup_protects_every_pod() -> None:
@@ -296,7 +308,7 @@ def test_a_refused_eviction_stops_that_plan_and_the_next_cycle_picks_another_dom
     assert nodes == {"b-0", "b-1"}
     pg = sim.cache.podgroup("default/high")
     assert pg is not None
-    assert pg["metadata"]["annotations"]["volcano.sh/nominated-hypernode"] == "rack-b"
+    assert "volcano.sh/nominated-hypernode" not in pg["metadata"]["annotations"]  # served
 
 
 def test_a_new_leader_evicts_nothing_twice_while_victims_terminate() -> None:
@@ -329,6 +341,75 @@ def test_a_new_leader_evicts_nothing_twice_while_victims_terminate() -> None:
     assert result.evictions == {}
     nodes = {n for p, n in result.bindings.items() if p.startswith("default/high-")}
     assert nodes == {"a-0", "a-1"}
+    pg = leader.cache.podgroup("default/high")
+    assert pg is not None
+    assert "volcano.sh/nominated-hypernode" not in pg["metadata"]["annotations"]
+
+
+NOMINATED = "volcano.sh/nominated-hypernode"
+
+
+def test_the_nomination_stays_until_the_gang_is_placed_then_is_dropped() -> None:
+    sim = _sim(_full_node_two_queues(), "preempt")
+    assert len(sim.cycle().evictions) == 2
+    pg = sim.cache.podgroup("default/high-a")
+    assert pg is not None
+    assert pg["metadata"]["annotations"][NOMINATED] == "<cluster>"
+    sim.run()
+    assert {p for p, n in sim.writer.bindings.items() if p.startswith("default/high-a-")} == {
+        "default/high-a-0",
+        "default/high-a-1",
+    }
+    pg = sim.cache.podgroup("default/high-a")
+    assert pg is not None
+    assert NOMINATED not in pg["metadata"]["annotations"]
+
+
+def _elastic_nominee(*, terminating: bool) -> list[dict[str, Any]]:
+    """Job "el" (minMember 2, 3 pods) nominated rack-a: 2 of its pods run there, the third
+    cannot fit anywhere; "old" in rack-a is terminating or already gone."""
+    objects = [
+        node("a-0", {GPU: 2}),
+        node("b-0", {GPU: 1}),
+        hypernode("rack-a", 1, nodes=["a-0"]),
+        hypernode("rack-b", 1, nodes=["b-0"]),
+        podgroup("el", 2, phase="Running", annotations={NOMINATED: "rack-a"}),
+        podgroup("busy", 1, phase="Running"),
+    ]
+    objects += [_running(f"el-{i}", "el", "a-0", 100) for i in range(2)]
+    objects.append(pod("el-2", "el", {GPU: 1}, priority=100))
+    objects.append(_running("busy", "busy", "b-0", 100))
+    if terminating:
+        objects.append(podgroup("old", 1, phase="Running"))
+        old = _running("old", "old", "a-0", 1)
+        old["metadata"]["deletionTimestamp"] = "2026-01-03T00:00:00Z"
+        objects.append(old)
+    return objects
+
+
+@pytest.mark.parametrize("terminating", [False, True])
+def test_a_running_gang_drops_its_nomination_once_its_victims_are_gone(terminating: bool) -> None:
+    """An elastic job whose extra pod fits nowhere must not hold rack-a for ever; while a
+    victim there still terminates the nomination stays (nothing is evicted twice)."""
+    sim = _sim(_elastic_nominee(terminating=terminating), "preempt")
+    sim.cycle()
+    pg = sim.cache.podgroup("default/el")
+    assert pg is not None
+    assert (NOMINATED in pg["metadata"]["annotations"]) is terminating
+
+
+def test_a_nomination_of_a_hypernode_that_is_gone_is_dropped() -> None:
+    objects = [
+        node("n1", {GPU: 1}),
+        podgroup("g", 2, phase="Inqueue", annotations={NOMINATED: "rack-gone"}),
+        pod("g-0", "g", {GPU: 1}),
+        pod("g-1", "g", {GPU: 1}),
+    ]
+    sim = _sim(objects, "preempt")
+    sim.cycle()
+    pg = sim.cache.podgroup("default/g")
+    assert pg is not None
+    assert NOMINATED not in pg["metadata"]["annotations"]
 
 
 def test_capacity_reclaims_only_above_the_queue_deserved() -> None:

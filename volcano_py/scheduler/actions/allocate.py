@@ -85,7 +85,7 @@ class AllocateAction:
                 continue
             others = {n for uid, names in reserved.items() if uid != job.uid for n in names}
             if job.has_sub_group_policy():
-                allocate_partitioned(ssn, job)
+                allocate_partitioned(ssn, job, nominated(job), others)
             elif job.with_network_topology():
                 allocate_with_topology(ssn, job, others)
             else:

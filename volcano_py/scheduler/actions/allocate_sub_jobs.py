@@ -13,6 +13,9 @@
   (``minMember``, ``minTaskMember``, every policy's ``minSubGroups``) — unless it was ready
   already (a later round), then it places every SubJob it can. The trial's score is
   the sum of the placed SubJobs' HyperNode scores.
+- **Nomination.** A HyperNode preempt/reclaim nominated for the job is tried first, as a
+  gradient of its own; the nodes nominated for other jobs are left out of every SubJob's
+  candidates (``reserved``), so nobody takes the room freed for them.
 - **Choice.** Every domain of a gradient is tried (a domain identical to one tried before
   is skipped: same trial, same sum, and the earlier name wins the tie —
   ``domain_signature``); the ready trial with the highest sum wins, ties to the first
@@ -45,12 +48,21 @@ from volcano_py.scheduler.framework.statement import Statement
 log = logging.getLogger(__name__)
 
 
-def allocate_partitioned(ssn: Session, job: JobInfo) -> bool:
-    """Rounds of domain search until nothing is pending or a round fails; True if any commit."""
+def allocate_partitioned(
+    ssn: Session,
+    job: JobInfo,
+    nominated: str = "",
+    reserved: frozenset[str] | set[str] = frozenset(),
+) -> bool:
+    """Rounds of domain search until nothing is pending or a round fails; True if any commit.
+
+    ``nominated``: the HyperNode preempt/reclaim freed for the job (tried first);
+    ``reserved``: nodes nominated for other jobs (never used).
+    """
     committed = False
     while job.pending_tasks():
         before = len(job.pending_tasks())
-        if not _allocate_round(ssn, job):
+        if not _allocate_round(ssn, job, nominated, reserved):
             break
         committed = True
         if len(job.pending_tasks()) >= before:
@@ -77,11 +89,16 @@ def ordered_sub_jobs(job: JobInfo) -> list[SubJobInfo]:
     return waiting
 
 
-def _allocate_round(ssn: Session, job: JobInfo) -> bool:
+def _allocate_round(
+    ssn: Session, job: JobInfo, nominated: str, reserved: frozenset[str] | set[str]
+) -> bool:
     failure = ""
     blind = label_blind(job)
     placed = job_nodes(job) if blind else set()
-    for gradient in ssn.hypernode_gradient_for_job(job, ssn.tree.top):
+    gradients = ssn.hypernode_gradient_for_job(job, ssn.tree.top)
+    if nominated in ssn.hypernodes:
+        gradients = [[ssn.hypernodes[nominated]], *gradients]
+    for gradient in gradients:
         best: tuple[float, HyperNodeInfo] | None = None
         seen: set[Hashable] = set()
         order = ordered_sub_jobs(job)
@@ -94,7 +111,9 @@ def _allocate_round(ssn: Session, job: JobInfo) -> bool:
                 seen.add(signature)
             stmt = ssn.statement()
             saved = _save(job)
-            score, failed = trial(ssn, stmt, job, domain, order, shapes, explain=not failure)
+            score, failed = trial(
+                ssn, stmt, job, domain, order, shapes, explain=not failure, reserved=reserved
+            )
             ready = len(stmt) > 0 and ssn.job_ready(job)
             stmt.discard()
             _restore(job, saved)
@@ -104,7 +123,7 @@ def _allocate_round(ssn: Session, job: JobInfo) -> bool:
                 failure = failed
         if best is not None:
             stmt = ssn.statement()
-            trial(ssn, stmt, job, best[1], order, shapes)
+            trial(ssn, stmt, job, best[1], order, shapes, reserved=reserved)
             stmt.commit()
             job.allocated_hypernode = ssn.placed_lca(job)
             log.info(
@@ -127,6 +146,7 @@ def trial(
     order: list[SubJobInfo],
     shapes: dict[str, Hashable | None],
     explain: bool = False,
+    reserved: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[float, str]:
     """Place SubJobs (in ``order``) inside ``domain``: (sum of their scores, why the first failed).
 
@@ -134,7 +154,7 @@ def trial(
     trial's state (the SubJobs placed before it hold their resources). A fresh SubJob (none of
     its pods placed) shaped like one that already failed in this trial is not tried: room only
     shrinks as the trial goes on, so it would fail the same way. ``shapes``: each SubJob's
-    shape at the start of the round (``_fresh_shape``).
+    shape at the start of the round (``_fresh_shape``). ``reserved``: nodes no SubJob may use.
     """
     queue = list(order)
     total = 0.0
@@ -151,7 +171,7 @@ def trial(
         if shape is not None and shape in failed_shapes:
             continue
         reasons: Counter[str] = Counter()
-        score = place_sub_job(ssn, stmt, job, sub_job, domain, reasons)
+        score = place_sub_job(ssn, stmt, job, sub_job, domain, reasons, reserved)
         if score is None:
             if explain and not failed:
                 failed = sub_job_failure(ssn, sub_job, domain, reasons)
@@ -187,12 +207,17 @@ def place_sub_job(
     sub_job: SubJobInfo,
     domain: HyperNodeInfo,
     reasons: Counter[str],
+    reserved: frozenset[str] | set[str] = frozenset(),
 ) -> float | None:
     """Place the SubJob's next ``subGroupSize`` tasks in its best HyperNode; its score."""
     before = (job.allocated_hypernode, sub_job.allocated_hypernode)
     was_ready = sub_job.is_ready()
     for gradient in ssn.hypernode_gradient_for_sub_job(job, sub_job, domain):
         candidates = {hn.name: ssn.nodes_in(hn.name) for hn in gradient}
+        if reserved:
+            candidates = {
+                k: [n for n in v if n.name not in reserved] for k, v in candidates.items()
+            }
         scores = ssn.hypernode_order_map(job, candidates, sub_job)
         for name in sorted(candidates, key=lambda n: (-scores.get(n, 0.0), n)):
             mark = len(stmt)

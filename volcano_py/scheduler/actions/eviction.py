@@ -325,7 +325,7 @@ def evict_for_jobs(
         and job.pending_tasks()
         and job.uid not in ssn.nominations
         and ssn.job_valid(job) is None
-        and not _waiting_for_releases(ssn, job)
+        and not waiting_for_releases(ssn, job)
         and not _never_preempts(job)
     ]
     starving.sort(key=ssn.job_order_key())
@@ -354,7 +354,7 @@ def _never_preempts(job: JobInfo) -> bool:
     return spec.get("preemptionPolicy") == "Never"
 
 
-def _waiting_for_releases(ssn: Session, job: JobInfo) -> bool:
+def waiting_for_releases(ssn: Session, job: JobInfo) -> bool:
     """A job already nominated whose domain still has pods terminating: do not evict again."""
     meta = job.podgroup.get("metadata") or {}
     nominated = (meta.get("annotations") or {}).get(NOMINATED_HYPERNODE_ANNOTATION)

@@ -6,15 +6,20 @@ own queue, in the cheapest domain (``eviction``), through the plugins' preemptab
 
 from __future__ import annotations
 
+import functools
+
 from volcano_py.scheduler.actions.eviction import evict_for_jobs
 from volcano_py.scheduler.actions.eviction_domains import Scope, VictimFn
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.framework.session import Session
 
 
-def other_queue(reclaimer: JobInfo, victim: JobInfo) -> bool:
-    """Reclaim only takes from other queues."""
-    return victim.queue != reclaimer.queue
+def other_reclaimable_queue(ssn: Session, reclaimer: JobInfo, victim: JobInfo) -> bool:
+    """Reclaim only takes from other queues, and never from one with ``reclaimable: false``."""
+    if victim.queue == reclaimer.queue:
+        return False
+    queue = ssn.queues.get(victim.queue)
+    return queue is None or queue.reclaimable
 
 
 def same_queue(preemptor: JobInfo, victim: JobInfo) -> bool:
@@ -25,7 +30,7 @@ def same_queue(preemptor: JobInfo, victim: JobInfo) -> bool:
 def victim_scope(ssn: Session, action: str) -> tuple[VictimFn, Scope]:
     """The victim function and the scope of ``action`` (preempt/reclaim, gang* aliases)."""
     if action.endswith("reclaim"):
-        return ssn.reclaimable, other_queue
+        return ssn.reclaimable, functools.partial(other_reclaimable_queue, ssn)
     return ssn.preemptable, same_queue
 
 

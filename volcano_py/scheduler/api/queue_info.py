@@ -65,6 +65,11 @@ class QueueInfo:
         """``status.state``."""
         return self.queue.state
 
+    @property
+    def reclaimable(self) -> bool:
+        """``spec.reclaimable``: other queues may take back this queue's pods (default true)."""
+        return self.queue.reclaimable
+
     def is_open(self) -> bool:
         """Whether new PodGroups may enter."""
         return self.queue.is_open
