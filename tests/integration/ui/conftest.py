@@ -66,21 +66,31 @@ class UiCluster:
         return data
 
     def gang_objects(
-        self, name: str, pods: int, gpus_each: int, *, tier: int = 1
+        self, name: str, pods: int, gpus_each: int, *, tier: int = 1, partition: int = 0
     ) -> tuple[str, list[JSON]]:
         """A hard-mode gang of whole-GPU pods limited to ``tier``: ``ns/name`` and its objects.
 
-        Recorded for ``clean_gangs`` to delete after the test, however they get created.
+        ``partition``: SubJobs of that many pods each (policy ``part``, each within a rack,
+        pods labelled ``partition-id``). Recorded for ``clean_gangs`` to delete after the
+        test, however they get created.
         """
         full = f"{self.prefix}-{name}"
-        objects: list[JSON] = [
-            podgroup_body(
-                full,
-                self.namespace,
-                pods,
-                network_topology={"mode": "hard", "highestTierAllowed": tier},
-            )
-        ]
+        group = podgroup_body(
+            full,
+            self.namespace,
+            pods,
+            network_topology={"mode": "hard", "highestTierAllowed": tier},
+        )
+        if partition:
+            group["spec"]["subGroupPolicy"] = [
+                {
+                    "name": "part",
+                    "subGroupSize": partition,
+                    "matchLabelKeys": ["partition-id"],
+                    "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+                }
+            ]
+        objects: list[JSON] = [group]
         for i in range(pods):
             objects.append(
                 pod_body(
@@ -88,6 +98,7 @@ class UiCluster:
                     self.namespace,
                     requests={"cpu": "1", self.gpu: str(gpus_each)},
                     annotations={KUBE_GROUP_NAME_ANNOTATION: full},
+                    labels={"partition-id": str(i // partition)} if partition else None,
                 )
             )
         self.created += [(o["kind"], o["metadata"]["name"]) for o in objects]

@@ -111,3 +111,36 @@ def test_browser_collapse_and_expand_a_rack(ui_cluster: UiCluster, browser: obje
     assert all(n in shown[0].text for n in c.nodes[rack])  # type: ignore[index]
     _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
     _wait(driver, f"{rack} collapsed", lambda d: not _rows(d, nodes))
+
+
+def test_browser_draws_each_subjob_of_a_partitioned_gang_in_its_rack(
+    ui_cluster: UiCluster, control_plane: ControlPlane, browser: object
+) -> None:
+    """Two partitions of 4 pods, each needing a whole rack (2 GPUs a pod), the gang within
+    the spine: one dashed chip per SubJob, each inside a different rack."""
+    c, driver = ui_cluster, browser
+    driver.get(f"{c.url}/ui")  # type: ignore[attr-defined]
+    _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
+    key, objects = c.gang_objects("kubectl-parts", 8, GPUS_PER_NODE // 2, tier=2, partition=4)
+    _kubectl_apply(control_plane, objects)
+    racks_of: dict[str, str] = {}
+    for sub_job in ("part/0", "part/1"):
+        where = {
+            r: f'div.hn[data-hn="{r}"] > .row [data-subjob="{key}/{sub_job}"]' for r in c.racks
+        }
+
+        def in_a_rack(d: object, where: dict[str, str] = where) -> list[tuple[str, object]]:
+            return [(r, chip) for r, css in where.items() for chip in _rows(d, css)]
+
+        [(rack, chip)] = _wait(driver, f"SubJob {sub_job} inside a rack", in_a_rack)  # type: ignore[misc]
+        racks_of[sub_job] = rack
+        assert "sub" in chip.get_attribute("class").split()  # type: ignore[attr-defined]
+        inside = driver.execute_script(  # type: ignore[attr-defined]
+            "const c = arguments[0].getBoundingClientRect();"
+            "const r = arguments[0].closest('.row').getBoundingClientRect();"
+            "return c.right <= r.right + 0.5;",
+            chip,
+        )
+        assert inside, f"the chip of {sub_job} overflows its row"
+    assert sorted(racks_of.values()) == sorted(c.racks), racks_of
+    screenshot(driver, "5-sub-jobs")  # type: ignore[arg-type]
