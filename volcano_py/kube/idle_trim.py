@@ -4,10 +4,12 @@ Under create/delete churn the process's live data stays flat (the caches hold wh
 the bounded memos in ``volcano_py.kube.memo`` cap the rest), but glibc's allocator keeps
 freed chunks in its heaps for reuse, so RSS stays at the churn's high-water mark long after
 the churn stopped (``bench/bench_churn.py``: ~4 MB of a ~80 MB worker). ``IdleTrimmer``
-watches a change key (the informers' last resourceVersions: it moves on every event) and,
-once a period passes with no change after one that had some, runs a full collection and
-``malloc_trim(0)`` once. A busy process is never trimmed (the allocator's free lists are
-what makes the next burst cheap); a quiet one is trimmed once per quiet spell.
+watches a change key (the informers' counts of object changes; bookmarks do not move it) and,
+once a period passes with no change after one that had some, empties the bounded memos
+(``memo.clear_all``: entries that churn left behind, up to their limits), runs a full
+collection and ``malloc_trim(0)`` once. A busy process is never trimmed (the allocator's free
+lists and the memos are what makes the next burst cheap); a quiet one is trimmed once per
+quiet spell.
 
 Where the C library has no ``malloc_trim`` (musl, macOS) only the collection runs.
 """
@@ -20,6 +22,8 @@ import gc
 import logging
 import threading
 from collections.abc import Callable
+
+from volcano_py.kube import memo
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +44,8 @@ def _malloc_trim() -> Callable[[], object] | None:
 
 
 def release_memory(trim: Callable[[], object] | None = None) -> None:
-    """A full garbage collection, then the C heap's free pages back to the system."""
+    """The memos emptied, a full garbage collection, then the C heap's free pages back."""
+    memo.clear_all()
     gc.collect()
     if trim is not None:
         trim()

@@ -10,11 +10,16 @@ per-entry bookkeeping on the hot path. Memory is at most ``2 * limit`` entries.
 Used by the informers' pod transform (``SubtreeSharer``) and the webhook's rule memos. Not
 locked: callers either run on one thread or accept that a racing ``put`` may be lost (a memo
 miss, never a wrong answer).
+
+``clear_all`` forgets the entries of every memo in the process. ``IdleTrimmer`` calls it when
+the process goes quiet after work: a memo is only a shortcut, so an idle process gives back
+what churn filled it with, and the next burst refills what it still uses.
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+import weakref
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -23,7 +28,7 @@ V = TypeVar("V")
 class GenerationMemo(Generic[K, V]):
     """See the module docstring."""
 
-    __slots__ = ("_current", "_previous", "limit")
+    __slots__ = ("__weakref__", "_current", "_previous", "limit")
 
     def __init__(self, limit: int) -> None:
         """At most ``limit`` entries per generation (``limit`` ≥ 1)."""
@@ -32,6 +37,7 @@ class GenerationMemo(Generic[K, V]):
         self.limit = limit
         self._current: dict[K, V] = {}
         self._previous: dict[K, V] = {}
+        _LIVE.add(self)
 
     def get(self, key: K) -> V | None:
         """The remembered value (moved into the current generation), or None."""
@@ -61,3 +67,15 @@ class GenerationMemo(Generic[K, V]):
         """Forget everything."""
         self._current = {}
         self._previous = {}
+
+
+_LIVE: weakref.WeakSet[GenerationMemo[Any, Any]] = weakref.WeakSet()
+
+
+def clear_all() -> int:
+    """Forget the entries of every live memo; how many were dropped."""
+    dropped = 0
+    for memo in list(_LIVE):
+        dropped += len(memo)
+        memo.clear()
+    return dropped

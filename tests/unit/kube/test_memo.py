@@ -36,3 +36,20 @@ def test_a_hit_in_the_previous_generation_moves_forward() -> None:
 def test_limit_must_be_positive() -> None:
     with pytest.raises(ValueError, match="limit"):
         GenerationMemo(0)
+
+
+def test_clear_all_empties_every_live_memo_and_release_memory_calls_it() -> None:
+    from volcano_py.kube import memo as memo_module
+    from volcano_py.kube.idle_trim import release_memory
+
+    first: GenerationMemo[str, int] = GenerationMemo(4)
+    second: GenerationMemo[str, int] = GenerationMemo(4)
+    for i in range(6):
+        first.put(f"a{i}", i)
+    second.put("b", 1)
+    assert memo_module.clear_all() >= 7
+    assert len(first) == 0
+    assert len(second) == 0
+    first.put("again", 1)  # still usable afterwards
+    release_memory()
+    assert len(first) == 0
