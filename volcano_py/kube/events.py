@@ -16,6 +16,12 @@ Contract:
   old one has meanwhile expired from the server).
 - **Per-object spam filter.** Each object gets a token bucket (burst 25, one token back every
   5 minutes) shared by all reasons; events beyond it are dropped (DEBUG log).
+- **Correlation state stays small.** Both maps are keyed by a 128-bit BLAKE2b digest of the
+  key (not a tuple of its strings, which kept every deleted pod's name, uid and message alive),
+  hold at most 4,096 entries each, and drop what can no longer matter as events arrive: a
+  repeat entry past the 10-minute window, a bucket that has refilled to its burst (the same as
+  no bucket). Under create/delete churn they used to fill to the cap and stay there: a few MB
+  the soak bench (``bench/bench_churn.py``) saw as growth.
 - **Only a reference leaves the object.** ``involvedObject`` holds apiVersion, kind, name,
   namespace, uid and resourceVersion; nothing else of the object is kept, queued or logged
   (so a Secret's data never reaches a log line).
@@ -28,6 +34,7 @@ Contract:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
 import random
@@ -147,6 +154,11 @@ class _Seen:
     last_seen: float
 
 
+def _digest(parts: tuple[str, ...]) -> bytes:
+    """A 128-bit digest of ``parts`` (joined by a separator no name or reason contains)."""
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
+
+
 class _FormattedEvents:
     """``eventf`` for any recorder with an ``event`` method."""
 
@@ -198,8 +210,8 @@ class EventRecorder(_FormattedEvents):
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # correlation state, if process_pending races the thread
-        self._buckets: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        self._buckets: OrderedDict[bytes, tuple[float, float]] = OrderedDict()
+        self._seen: OrderedDict[bytes, _Seen] = OrderedDict()
         self._sequence = 0
 
     # -- callers --------------------------------------------------------------------------
@@ -291,10 +303,11 @@ class EventRecorder(_FormattedEvents):
             ref.get("uid", ""),
             ref["apiVersion"],
         )
-        event_key = (*object_key, p.event_type, p.reason, p.message)
+        event_key = _digest((*object_key, p.event_type, p.reason, p.message))
         now = p.at
         with self._lock:
-            if not self._allow(object_key, now):
+            self._forget_expired(now)
+            if not self._allow(_digest(object_key), now):
                 log.debug("event %s for %s dropped: too many events", p.reason, _key(ref))
                 return
             seen = self._seen.get(event_key)
@@ -334,7 +347,31 @@ class EventRecorder(_FormattedEvents):
                 while len(self._seen) > CACHE_SIZE:
                     self._seen.popitem(last=False)
 
-    def _allow(self, object_key: tuple[str, ...], now: float) -> bool:
+    def correlation_entries(self) -> int:
+        """Entries held for repeat counting and the spam filter (bounded; see the docstring)."""
+        with self._lock:
+            return len(self._seen) + len(self._buckets)
+
+    def _forget_expired(self, now: float) -> None:
+        """Drop the oldest entries that no longer change anything (lock held).
+
+        Both maps are in order of last use and ``now`` never goes back, so the stale ones are
+        at the front.
+        """
+        seen = self._seen
+        while seen:
+            first = next(iter(seen.values()))
+            if now - first.last_seen <= DEDUP_WINDOW_S:
+                break
+            seen.popitem(last=False)
+        buckets = self._buckets
+        while buckets:
+            tokens, last = next(iter(buckets.values()))
+            if tokens + (now - last) * SPAM_QPS < SPAM_BURST:
+                break
+            buckets.popitem(last=False)
+
+    def _allow(self, object_key: bytes, now: float) -> bool:
         """Take a token from ``object_key``'s bucket if it has one (lock held)."""
         tokens, last = self._buckets.get(object_key, (float(SPAM_BURST), now))
         tokens = min(float(SPAM_BURST), tokens + (now - last) * SPAM_QPS)

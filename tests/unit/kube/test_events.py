@@ -170,6 +170,28 @@ def test_recorder_spam_filter_allows_25_per_object_then_one_per_five_minutes() -
     assert not {"Late", "Latest"} & reasons
 
 
+def test_recorder_forgets_correlation_state_that_can_no_longer_matter() -> None:
+    client, clock = MemoryClient(), FakeClock()
+    rec = recorder(client, clock)
+    pods = [
+        {**POD, "metadata": {**POD["metadata"], "name": f"web-{i}", "uid": f"u-{i}"}}
+        for i in range(200)
+    ]
+    for pod in pods:
+        rec.event(pod, WARNING, "Unschedulable", "no fit")
+    rec.process_pending()
+    assert rec.correlation_entries() == 400  # one repeat entry and one bucket per pod
+    clock.step(400)  # every bucket has refilled; the repeats are still inside the window
+    rec.event(pods[0], WARNING, "Unschedulable", "no fit")
+    rec.process_pending()
+    assert rec.correlation_entries() == 201
+    assert [e["count"] for e in events(client) if e["involvedObject"]["name"] == "web-0"] == [2]
+    clock.step(601)  # past the window too: nothing of the 200 pods is needed any more
+    rec.event(POD, WARNING, "Unschedulable", "no fit")
+    rec.process_pending()
+    assert rec.correlation_entries() == 2
+
+
 def test_recorder_drops_events_when_the_queue_is_full_without_blocking() -> None:
     client, clock = MemoryClient(), FakeClock()
     rec = recorder(client, clock, queue_size=2)
