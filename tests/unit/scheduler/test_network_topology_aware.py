@@ -207,8 +207,9 @@ def test_hypernode_score_binpacks_weighted_resources() -> None:
     ssn = session(objects, GPU_CONF)
     job = ssn.jobs["default/job"]
     scores = ssn.hypernode_order_map(job, {n: ssn.nodes_in(n) for n in ("tor-1", "tor-2")})
-    # request = both tasks' 2 GPUs: tor-2 (1 used) -> 3/8, tor-1 -> 2/8; no tie; x100.
-    assert scores == {"tor-1": pytest.approx(25.0), "tor-2": pytest.approx(37.5)}
+    # request = the pending task's 1 GPU (the running one is already in tor-2's used):
+    # tor-2 (1 used) -> 2/8, tor-1 -> 1/8; no tie; x100. Volcano counts the running one twice.
+    assert scores == {"tor-1": pytest.approx(12.5), "tor-2": pytest.approx(25.0)}
 
 
 def test_hypernode_score_is_zero_when_request_overflows() -> None:

@@ -7,7 +7,10 @@ Behaviour from the design doc (``001``) and Volcano's plugin:
 - **HyperNode score**: binpack ``(used + request) / allocatable`` per weighted resource
   (cpu, memory, ``hypernode.binpack.resources``), 0 when a resource would overflow; ties at
   the top broken by the share of the job's tasks already inside; times 100 x ``weight``.
-  For a SubJob: its own request and its own tasks.
+  For a SubJob: its own request and its own tasks. ``request`` is what the job (or SubJob)
+  still has pending: ``used`` already holds its placed tasks. Volcano sums every task, so a
+  rescheduled job counts its running pods twice: its own rack looks fuller than it is, or
+  overflows and scores 0, and replacements are pushed away from their partition.
 - **Node score**, topology jobs (for a partitioned job: the task's SubJob when it has a
   topology, with the SubJob's allocated HyperNode and tasks): 1 on the allocated HyperNode,
   else ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
@@ -38,7 +41,7 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
-from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
+from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import (
     DEFAULT_EVICT_MAX_HYPERNODES,
@@ -205,6 +208,8 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         tasks = job.tasks if sub_job is None else sub_job.tasks
         request: dict[str, int] = {}
         for task in tasks.values():
+            if task.status != TaskStatus.PENDING:
+                continue  # placed: already in the HyperNodes' used resources
             for name, amount in task.resreq.items():
                 if name in self.binpack_weights:
                     request[name] = request.get(name, 0) + amount
