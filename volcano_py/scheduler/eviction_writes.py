@@ -83,8 +83,7 @@ def served_nomination(ssn: Session, job: JobInfo, pg: Any) -> Any:
     None when there is nothing to drop: no nomination, one made in this cycle, or one still
     waiting for its victims to go or its gang to be placed.
     """
-    annotations = (pg.get("metadata") or {}).get("annotations") or {}
-    domain = annotations.get(NOMINATED_HYPERNODE_ANNOTATION)
+    domain = job.nominated_hypernode()
     if not domain or job.uid in ssn.nominations:
         return None
     gone = domain != CLUSTER_DOMAIN and domain not in ssn.real_nodes
@@ -94,6 +93,8 @@ def served_nomination(ssn: Session, job: JobInfo, pg: Any) -> Any:
     new = copy.copy(pg)
     new["metadata"] = dict(pg.get("metadata") or {})
     new["metadata"]["annotations"] = {
-        k: v for k, v in annotations.items() if k != NOMINATED_HYPERNODE_ANNOTATION
+        k: v
+        for k, v in (new["metadata"].get("annotations") or {}).items()
+        if k != NOMINATED_HYPERNODE_ANNOTATION
     }
     return new

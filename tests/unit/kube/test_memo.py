@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from volcano_py.kube import memo as memo_module
+from volcano_py.kube.idle_trim import release_memory
 from volcano_py.kube.memo import GenerationMemo
 
 
@@ -39,9 +41,6 @@ def test_limit_must_be_positive() -> None:
 
 
 def test_clear_all_empties_every_live_memo_and_release_memory_calls_it() -> None:
-    from volcano_py.kube import memo as memo_module
-    from volcano_py.kube.idle_trim import release_memory
-
     first: GenerationMemo[str, int] = GenerationMemo(4)
     second: GenerationMemo[str, int] = GenerationMemo(4)
     for i in range(6):

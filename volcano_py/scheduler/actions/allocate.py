@@ -32,7 +32,6 @@ import logging
 from collections import Counter
 
 from volcano_py.api.constants import (
-    NOMINATED_HYPERNODE_ANNOTATION,
     NOT_ENOUGH_RESOURCES_REASON,
     PodGroupPhase,
 )
@@ -47,6 +46,7 @@ from volcano_py.scheduler.actions.placement import (
     gang_prefix,
     place_tasks,
     tier_reports,
+    without_reserved,
 )
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -85,24 +85,18 @@ class AllocateAction:
                 continue
             others = {n for uid, names in reserved.items() if uid != job.uid for n in names}
             if job.has_sub_group_policy():
-                allocate_partitioned(ssn, job, nominated(job), others)
+                allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
             elif job.with_network_topology():
                 allocate_with_topology(ssn, job, others)
             else:
                 allocate_without_topology(ssn, job, others)
 
 
-def nominated(job: JobInfo) -> str:
-    """The HyperNode preempt/reclaim freed for ``job`` ("" when none)."""
-    annotations = (job.podgroup.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(NOMINATED_HYPERNODE_ANNOTATION, ""))
-
-
 def nominated_nodes(ssn: Session) -> dict[str, set[str]]:
     """Per job still waiting for its nominated HyperNode, that HyperNode's nodes."""
     out: dict[str, set[str]] = {}
     for job in ssn.jobs.values():
-        name = nominated(job)
+        name = job.nominated_hypernode()
         if name and name in ssn.real_nodes and job.pending_tasks():
             out[job.uid] = set(ssn.real_nodes[name])
     return out
@@ -147,7 +141,7 @@ def allocate_with_topology(
     """
     top = ssn.tree.top
     reasons: Counter[str] = Counter()
-    mine = nominated(job)
+    mine = job.nominated_hypernode()
     if (
         mine
         and mine in ssn.hypernodes
@@ -156,11 +150,7 @@ def allocate_with_topology(
         return True
     gradients = ssn.hypernode_gradient_for_job(job, top)
     for gradient in gradients:
-        candidates = {hn.name: ssn.nodes_in(hn.name) for hn in gradient}
-        if reserved:
-            candidates = {
-                k: [n for n in v if n.name not in reserved] for k, v in candidates.items()
-            }
+        candidates = without_reserved({hn.name: ssn.nodes_in(hn.name) for hn in gradient}, reserved)
         scores = ssn.hypernode_order_map(job, candidates)
         for name in sorted(candidates, key=lambda n: (-scores.get(n, 0.0), n)):
             if try_hypernode(ssn, job, name, candidates[name], reasons):

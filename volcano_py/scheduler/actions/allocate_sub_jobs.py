@@ -38,7 +38,12 @@ from volcano_py.scheduler.actions.domain_signature import (
     label_blind,
 )
 from volcano_py.scheduler.actions.fit_errors import nodes_message, tiers_message
-from volcano_py.scheduler.actions.placement import gang_prefix, place_tasks, reach_reports
+from volcano_py.scheduler.actions.placement import (
+    gang_prefix,
+    place_tasks,
+    reach_reports,
+    without_reserved,
+)
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
@@ -213,11 +218,7 @@ def place_sub_job(
     before = (job.allocated_hypernode, sub_job.allocated_hypernode)
     was_ready = sub_job.is_ready()
     for gradient in ssn.hypernode_gradient_for_sub_job(job, sub_job, domain):
-        candidates = {hn.name: ssn.nodes_in(hn.name) for hn in gradient}
-        if reserved:
-            candidates = {
-                k: [n for n in v if n.name not in reserved] for k, v in candidates.items()
-            }
+        candidates = without_reserved({hn.name: ssn.nodes_in(hn.name) for hn in gradient}, reserved)
         scores = ssn.hypernode_order_map(job, candidates, sub_job)
         for name in sorted(candidates, key=lambda n: (-scores.get(n, 0.0), n)):
             mark = len(stmt)

@@ -31,7 +31,6 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
-from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
 from volcano_py.scheduler.actions.allocate_sub_jobs import (
     _fresh_shape,
     _restore,
@@ -356,8 +355,7 @@ def _never_preempts(job: JobInfo) -> bool:
 
 def waiting_for_releases(ssn: Session, job: JobInfo) -> bool:
     """A job already nominated whose domain still has pods terminating: do not evict again."""
-    meta = job.podgroup.get("metadata") or {}
-    nominated = (meta.get("annotations") or {}).get(NOMINATED_HYPERNODE_ANNOTATION)
+    nominated = job.nominated_hypernode()
     if not nominated:
         return False
     names = ssn.node_names if nominated == CLUSTER_DOMAIN else ssn.real_nodes.get(nominated, ())

@@ -9,6 +9,7 @@ Shared by the flat path (``allocate``) and the partitioned one (``allocate_sub_j
   tasks close.
 - ``select_node``: the feasible node with the highest total score (node order + batch node
   order), ties to the first by name.
+- ``without_reserved``: a HyperNode's candidate nodes minus those nominated for other jobs.
 - ``gang_prefix`` / ``tier_reports`` / ``reach_reports``: Volcano's gang message head and the
   per-tier report (HyperNodes in reach, what the roomiest lacked).
 """
@@ -104,6 +105,15 @@ def select_node(
         if totals[i] > totals[best]:
             best = i
     return positions[best]
+
+
+def without_reserved(
+    candidates: dict[str, list[NodeInfo]], reserved: frozenset[str] | set[str]
+) -> dict[str, list[NodeInfo]]:
+    """``candidates`` (nodes per HyperNode) without the ``reserved`` nodes."""
+    if not reserved:
+        return candidates
+    return {hn: [n for n in nodes if n.name not in reserved] for hn, nodes in candidates.items()}
 
 
 def gang_prefix(job: JobInfo) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from volcano_py.api.constants import (
     JOB_ALLOCATED_HYPERNODE_ANNOTATION,
+    NOMINATED_HYPERNODE_ANNOTATION,
     NetworkTopologyMode,
     PodGroupPhase,
 )
@@ -209,6 +210,11 @@ class JobInfo:
             for policy in self.policies
             if counts.get(policy.name, 0) < policy.min_sub_groups
         }
+
+    def nominated_hypernode(self) -> str:
+        """The HyperNode preempt/reclaim freed for the job ("" when none)."""
+        annotations = (self.podgroup.get("metadata") or {}).get("annotations") or {}
+        return str(annotations.get(NOMINATED_HYPERNODE_ANNOTATION) or "")
 
     def with_network_topology(self) -> bool:
         """The job asks for topology-aware placement at all."""
