@@ -219,9 +219,13 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
 
 
 def _forget_deleted(names: Mapping[str, Any]) -> None:
-    """Drop cached selectors of HyperNodes no longer stored (deleted names pile up otherwise)."""
+    """Drop cached selectors of HyperNodes no longer stored (deleted names pile up otherwise).
+
+    Every webhook thread shares ``_NODE_SELECTORS``: the keys are copied in one C call (atomic
+    under the GIL) before the scan, which another thread's insert would otherwise break.
+    """
     if len(_NODE_SELECTORS) > 2 * len(names) + 64:
-        for gone in [n for n in _NODE_SELECTORS if n not in names]:
+        for gone in [n for n in list(_NODE_SELECTORS) if n not in names]:
             _NODE_SELECTORS.pop(gone, None)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from webhooks.hypernodes import tree
 from webhooks.hypernodes.tree import StaticLister
 from webhooks.hypernodes.validator import HyperNodeValidator
 
@@ -346,3 +347,25 @@ def test_validator_only_warns_when_a_discovery_source_moves_a_node(
     verdict = validator.validate(moved)
     assert verdict.allowed
     assert any('"node-2" is already a member of HyperNode "rack-2"' in w for w in verdict.warnings)
+
+
+def test_pruning_the_selector_cache_survives_an_insert_from_another_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Webhook threads share the cache: an insert while one thread prunes must not break it."""
+    stale = {f"gone-{i}": (str(i), tree.NodeSelectors(frozenset(), (), ())) for i in range(100)}
+    monkeypatch.setattr(tree, "_NODE_SELECTORS", dict(stale))
+
+    class Racing(dict[str, Any]):
+        """The stored HyperNodes; each membership test lets 'another thread' insert."""
+
+        inserted = 0
+
+        def __contains__(self, key: object) -> bool:
+            Racing.inserted += 1
+            tree._NODE_SELECTORS[f"new-{Racing.inserted}"] = stale["gone-0"]
+            return super().__contains__(key)
+
+    tree._forget_deleted(Racing({"kept": {}}))
+    assert Racing.inserted == 100
+    assert not any(name.startswith("gone-") for name in tree._NODE_SELECTORS)
