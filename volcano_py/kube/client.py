@@ -303,7 +303,13 @@ class KubeClient:
             ):
                 time.sleep(min(error.retry_after or 1.0, 10.0))
                 continue
-            raise error
+            try:
+                raise error
+            finally:
+                # This frame would keep the error, whose traceback keeps this frame and every
+                # caller's: a cycle holding the caller's data (a whole scheduling cycle) until
+                # a full collection, which this process runs rarely (``kube/runtime.py``).
+                del error
         raise AssertionError("unreachable")  # pragma: no cover
 
     # -- verbs ----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ jobs that do not need them keep scheduling.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -337,26 +338,35 @@ def _real_nodes(
 ) -> dict[str, frozenset[str]]:
     """Existing nodes under each HyperNode (memoised post-order; cycles contribute nothing)."""
     result: dict[str, frozenset[str]] = {}
-    visiting: set[str] = set()
-
-    def visit(name: str) -> frozenset[str]:
-        done = result.get(name)
-        if done is not None:
-            return done
-        if name in visiting:
-            return frozenset()
-        visiting.add(name)
-        acc = set(direct_nodes.get(name, ())) & nodes
-        for kid in children[name]:
-            acc |= visit(kid)
-        visiting.discard(name)
-        result[name] = frozenset(acc)
-        return result[name]
-
+    # A module-level function over explicit state, not a closure that calls itself: that
+    # would be a function <-> cell cycle left to the (rarely full) cyclic collector.
+    visit = functools.partial(_visit_real_nodes, result, set(), children, direct_nodes, nodes)
     for name in names:
         if name not in result:
             _iterative_visit(name, children, visit)
     return result
+
+
+def _visit_real_nodes(
+    result: dict[str, frozenset[str]],
+    visiting: set[str],
+    children: Mapping[str, list[str]],
+    direct_nodes: Mapping[str, set[str]],
+    nodes: set[str],
+    name: str,
+) -> frozenset[str]:
+    done = result.get(name)
+    if done is not None:
+        return done
+    if name in visiting:
+        return frozenset()
+    visiting.add(name)
+    acc = set(direct_nodes.get(name, ())) & nodes
+    for kid in children[name]:
+        acc |= _visit_real_nodes(result, visiting, children, direct_nodes, nodes, kid)
+    visiting.discard(name)
+    result[name] = frozenset(acc)
+    return result[name]
 
 
 def _iterative_visit(root: str, children: Mapping[str, list[str]], visit: Any) -> None:
