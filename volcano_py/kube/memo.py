@@ -7,19 +7,19 @@ forward. So entries that keep being asked for survive every turnover, and entrie
 long gone (deleted pods' annotations, deleted HyperNodes' members) are gone after two, without
 per-entry bookkeeping on the hot path. Memory is at most ``2 * limit`` entries.
 
-Used by the informers' pod transform (``SubtreeSharer``) and the webhook's rule memos. Not
-locked: callers either run on one thread or accept that a racing ``put`` may be lost (a memo
-miss, never a wrong answer).
+Used by the webhook's rule memos. Not locked: callers either run on one thread or accept
+that a racing ``put`` may be lost (a memo miss, never a wrong answer).
 
-``clear_all`` forgets the entries of every memo in the process. ``IdleTrimmer`` calls it when
-the process goes quiet after work: a memo is only a shortcut, so an idle process gives back
-what churn filled it with, and the next burst refills what it still uses.
+``clear_all`` forgets the entries of every memo in the process: every ``GenerationMemo`` and
+whatever else called ``register`` (the pod transform's ``SubtreeSharer``). ``IdleTrimmer``
+calls it when the process goes quiet after work: a memo is only a shortcut, so an idle
+process gives back what churn filled it with, and the next burst refills what it still uses.
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -37,7 +37,7 @@ class GenerationMemo(Generic[K, V]):
         self.limit = limit
         self._current: dict[K, V] = {}
         self._previous: dict[K, V] = {}
-        _LIVE.add(self)
+        register(self)
 
     def get(self, key: K) -> V | None:
         """The remembered value (moved into the current generation), or None."""
@@ -69,7 +69,24 @@ class GenerationMemo(Generic[K, V]):
         self._previous = {}
 
 
-_LIVE: weakref.WeakSet[GenerationMemo[Any, Any]] = weakref.WeakSet()
+class Clearable(Protocol):
+    """A memo ``clear_all`` can empty."""
+
+    def __len__(self) -> int:
+        """Entries held."""
+        ...
+
+    def clear(self) -> None:
+        """Forget everything."""
+        ...
+
+
+_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def register(memo: Clearable) -> None:
+    """Let ``clear_all`` empty ``memo`` for as long as it lives (it must be weakly referable)."""
+    _LIVE.add(memo)
 
 
 def clear_all() -> int:

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api.resources import NODES, PODS, Resource
-from volcano_py.kube.memo import GenerationMemo
+from volcano_py.kube import memo
 
 JSON = dict[str, Any]
 Transform = Callable[[JSON], JSON]
@@ -98,27 +98,65 @@ class SubtreeSharer:
 
     ``share(x)`` returns an earlier subtree equal to ``x`` (same JSON) or remembers ``x``.
     Entries are keyed by the subtree's JSON text (not orjson's bytes, which keep orjson's
-    whole output buffer, about 4 KiB, each) in a ``GenerationMemo``: subtrees still in use by
-    arriving objects stay shared, and those of objects long gone (the unique annotations of
-    churned pods) are dropped after two generations instead of piling up.
+    whole output buffer, about 4 KiB, each).
+
+    An entry is worth keeping while some cached object still uses its subtree: the next pod
+    of that workload will share it. Once every object that used it is gone, only this table
+    holds it (CPython's reference count says so), and the next sweep drops it. A sweep runs
+    when ``limit`` entries have been added since the last one kept what it kept (amortised
+    O(1) per ``share``); it keeps at most ``limit`` entries in use, the newest, so the table
+    stays under ``2 * limit`` entries even when every pod's labels are unique (StatefulSets).
+    Under create/delete churn the table holds the subtrees of live pods and what arrived since
+    the last sweep, not thousands of deleted pods' annotations (``bench/bench_churn.py``).
+    Not locked: a share that races a sweep may go unremembered (a miss, never a wrong answer).
     """
 
     def __init__(self, limit: int = 4096) -> None:
-        self._memo: GenerationMemo[str, Any] = GenerationMemo(limit)
+        """Sweep after ``limit`` new entries; keep at most ``limit`` in use (``limit`` ≥ 1)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        self.limit = limit
+        self._shared: dict[str, Any] = {}
+        self._sweep_at = limit
+        memo.register(self)
 
     def share(self, subtree: Any) -> Any:
         """The shared instance equal to ``subtree``."""
         if not subtree:
             return subtree
         key = orjson.dumps(subtree).decode()
-        seen = self._memo.get(key)
-        if seen is None:
-            self._memo.put(key, subtree)
-            return subtree
-        return seen
+        shared = self._shared.setdefault(key, subtree)
+        if shared is subtree and len(self._shared) >= self._sweep_at:
+            self.sweep()
+        return shared
+
+    def sweep(self) -> int:
+        """Drop the subtrees nothing else holds any more; how many entries remain."""
+        table = self._shared
+        kept = {key: table[key] for key in list(table) if _references(table, key) > _ONLY_HERE}
+        if len(kept) > self.limit:
+            kept = dict(list(kept.items())[-self.limit :])
+        self._shared = kept
+        self._sweep_at = len(kept) + self.limit
+        return len(kept)
+
+    def clear(self) -> None:
+        """Forget everything (``memo.clear_all`` when the process goes idle)."""
+        self._shared = {}
+        self._sweep_at = self.limit
 
     def __len__(self) -> int:
-        return len(self._memo)
+        return len(self._shared)
+
+
+def _references(table: dict[str, Any], key: str) -> int:
+    """``table[key]``'s reference count, as seen from here."""
+    return sys.getrefcount(table[key])
+
+
+# What ``_references`` reports for a value nothing but its table holds, measured rather than
+# assumed (the count includes call temporaries, which differ between CPython versions).
+_ONLY_HERE = _references({"probe": []}, "probe")
 
 
 _POD_SUBTREES = SubtreeSharer()

@@ -7,6 +7,7 @@ import pytest
 from volcano_py.kube import memo as memo_module
 from volcano_py.kube.idle_trim import release_memory
 from volcano_py.kube.memo import GenerationMemo
+from volcano_py.kube.transforms import SubtreeSharer
 
 
 def test_entries_in_use_survive_every_turnover_and_the_rest_are_dropped() -> None:
@@ -52,3 +53,11 @@ def test_clear_all_empties_every_live_memo_and_release_memory_calls_it() -> None
     first.put("again", 1)  # still usable afterwards
     release_memory()
     assert len(first) == 0
+
+
+def test_clear_all_also_empties_the_pod_transforms_subtree_sharer() -> None:
+    sharer = SubtreeSharer(limit=8)
+    held = sharer.share({"app": "web"})
+    memo_module.clear_all()
+    assert len(sharer) == 0
+    assert sharer.share({"app": "web"}) is not held  # forgotten, shared afresh

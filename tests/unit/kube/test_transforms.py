@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from bench.objects import node, pod
 from volcano_py.kube.transforms import SubtreeSharer, slim_node, slim_pod
 
@@ -76,3 +78,31 @@ def test_subtree_sharer_keys_cost_their_size_not_orjson_buffers() -> None:
         tracemalloc.stop()
     assert len(sharer) == 2000
     assert grown < 2000 * 400, f"{grown / 2000:.0f} bytes per entry"
+
+
+def test_subtree_sharer_sweeps_out_subtrees_no_cached_object_uses() -> None:
+    sharer = SubtreeSharer(limit=8)
+    live = [slim_pod(pod(1), sharer), slim_pod(pod(2), sharer)]  # one workload, still cached
+    for i in range(3, 400):  # pods of other workloads come and go (nothing keeps them)
+        slim_pod(pod(i * 100), sharer)
+        assert len(sharer) < 2 * 8
+    sharer.sweep()
+    owners = live[0]["metadata"]["ownerReferences"]
+    assert slim_pod(pod(3), sharer)["metadata"]["ownerReferences"] is owners  # still shared
+    kept = {id(v) for v in sharer._shared.values()}
+    assert id(owners) in kept
+    assert id(live[0]["spec"]["containers"]) in kept
+    del live, owners
+    assert sharer.sweep() <= 3  # what the last pod (not held either) and its workload left
+
+
+def test_subtree_sharer_keeps_at_most_limit_subtrees_in_use() -> None:
+    sharer = SubtreeSharer(limit=4)
+    held = [sharer.share({"unique": i}) for i in range(50)]  # all in use
+    assert len(sharer) < 2 * 4
+    assert sharer.share({"unique": 49}) is held[49]  # the newest are the ones kept
+
+
+def test_subtree_sharer_limit_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="limit"):
+        SubtreeSharer(limit=0)
