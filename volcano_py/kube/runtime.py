@@ -29,6 +29,14 @@ the busy 2-core benchmark machine). Since CPython counts a young generation as a
 minus deallocations, garbage freed by reference counting never triggers a pass; only
 objects that stay (cache growth) or cycles do, and the webhook app leaves none per request
 (``webhooks/app.py``). A re-list after a lost watch decodes at the steady thresholds.
+
+The price of rare full collections: a cycle that outlives a young pass waits in the old
+generation, with everything it references, until one runs (at the steady thresholds, many
+minutes under load). The churn soak (``bench/bench_churn.py``) found two such sources, each
+holding a whole scheduling cycle (snapshot, jobs, tasks, pods): a closed ``Session`` and its
+plugins referencing each other, and an API error kept by the raising frame. Both are gone and
+tests guard them (``tests/unit/scheduler/test_no_cyclic_garbage.py``,
+``tests/unit/kube/test_client_errors_no_cycles.py``): keep per-cycle structures acyclic.
 """
 
 from __future__ import annotations
