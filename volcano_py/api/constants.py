@@ -127,6 +127,7 @@ POD_DELETED_REASON = "PodDeleted"
 NOT_ENOUGH_RESOURCES_REASON = "NotEnoughResources"
 NOT_ENOUGH_PODS_REASON = "NotEnoughTasks"
 NOT_ENOUGH_PODS_OF_TASK_REASON = "NotEnoughPodsOfTask"
+INVALID_PODGROUP_REASON = "InvalidPodGroup"
 # PodGroup condition messages for the gang check.
 POD_GROUP_READY_MESSAGE = "pod group is ready"
 POD_GROUP_NOT_READY_MESSAGE = "pod group is not ready"
