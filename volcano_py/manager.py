@@ -264,6 +264,8 @@ class Manager:
         lines = [
             f"scheduler conf: accepted, not implemented: {n}" for n in watch.conf.not_implemented
         ]
+        if watch.topology_note:
+            lines.append(f"scheduler conf: {watch.topology_note}")
         if watch.last_error:
             lines.append(f"scheduler conf: last edit rejected: {watch.last_error}")
         return lines
