@@ -82,9 +82,7 @@ def plain_objects(nodes: int, pods: int) -> tuple[list[JSON], list[JSON]]:
             "kind": "Pod",
             "metadata": {"name": f"p{i:05d}"},
             "spec": {
-                "containers": [
-                    {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}
-                ]
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]
             },
         }
         for i in range(pods)

@@ -142,40 +142,34 @@ def build(target: Path, *, gocache: str | None = None) -> float:
     return time.monotonic() - started
 
 
-def build_kwok(target: Path, *, gocache: str | None = None) -> float:
-    """Compile kwok into ``target``; return the seconds it took."""
+def _build_one(target: str, package: str, module: str, banner: str, gocache: str | None) -> float:
+    """``go build`` one ``package`` of the helper ``module`` into ``target``; the seconds."""
     _need_go()
     started = time.monotonic()
-    print(
-        "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)...",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(banner, file=sys.stderr, flush=True)
     subprocess.run(
-        ["go", "build", *FLAGS, "-o", str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok"],
-        cwd=GOMOD / "kwok",
+        ["go", "build", *FLAGS, "-o", target, package],
+        cwd=GOMOD / module,
         env=_go_env(gocache),
         check=True,
     )
     return time.monotonic() - started
+
+
+def build_kwok(target: Path, *, gocache: str | None = None) -> float:
+    """Compile kwok into ``target``; return the seconds it took."""
+    banner = "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)..."
+    return _build_one(
+        str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok", "kwok", banner, gocache
+    )
 
 
 def build_kube_scheduler(target: Path, *, gocache: str | None = None) -> float:
     """Compile kube-scheduler from the pinned Kubernetes module into ``target``; the seconds."""
-    _need_go()
-    started = time.monotonic()
-    print(
-        "building kube-scheduler (~40 s after the Kubernetes build, ~6 min alone on 2 cores)...",
-        file=sys.stderr,
-        flush=True,
+    banner = (
+        "building kube-scheduler (~40 s after the Kubernetes build, ~6 min alone on 2 cores)..."
     )
-    subprocess.run(
-        ["go", "build", *FLAGS, "-o", f"{target}/", "k8s.io/kubernetes/cmd/kube-scheduler"],
-        cwd=GOMOD / "kube",
-        env=_go_env(gocache),
-        check=True,
-    )
-    return time.monotonic() - started
+    return _build_one(f"{target}/", "k8s.io/kubernetes/cmd/kube-scheduler", "kube", banner, gocache)
 
 
 def ensure_kube_scheduler() -> Path:
