@@ -22,7 +22,6 @@ The API is an in-memory counter: these are the controller's own costs.
 
 from __future__ import annotations
 
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -115,9 +114,7 @@ def naive_discovery(nodes: list[JSON], existing: list[JSON]) -> list[JSON]:
     """Our discovery, but with Volcano's name lookup: a scan of every HyperNode per group."""
     original = label_mod._assign_names
 
-    def scanning(
-        groups: list[Any], by_type: Any, existing_: Iterable[JSON], rng: random.Random
-    ) -> Any:
+    def scanning(groups: list[Any], by_type: Any, existing_: Iterable[JSON]) -> Any:
         existing_list = list(existing_)
         names = {}
         for group in groups:
@@ -132,12 +129,12 @@ def naive_discovery(nodes: list[JSON], existing: list[JSON]) -> list[JSON]:
             prefix = f"hypernode-{topology.prefix_name}-tier{group[1]}-"
             names[group] = next(
                 (h for h in hits if h.startswith(prefix)), None
-            ) or label_mod._new_name(topology, group[1], set(), rng)
+            ) or label_mod.group_name(topology, group, set())
         return names
 
     label_mod._assign_names = scanning
     try:
-        return discover_label_hypernodes(nodes, existing, [TYPE], random.Random(1))
+        return discover_label_hypernodes(nodes, existing, [TYPE])
     finally:
         label_mod._assign_names = original
 
@@ -146,14 +143,12 @@ def bench_discovery_and_writes() -> None:
     nodes = labelled_nodes(NODES)
     api = CountingApi()
     reconciler = Reconciler(api, api.store, sleep=lambda s: None)
-    first = discover_label_hypernodes(nodes, [], [TYPE], random.Random(1))
+    first = discover_label_hypernodes(nodes, [], [TYPE])
     reconciler.reconcile(DiscoveryResult("label", tuple(first)), 50)
     created = api.writes["create"]
     existing = api.store.list()
 
-    ours_s, again = timed(
-        lambda: discover_label_hypernodes(nodes, existing, [TYPE], random.Random(2))
-    )
+    ours_s, again = timed(lambda: discover_label_hypernodes(nodes, existing, [TYPE]))
     naive_s, _ = timed(lambda: naive_discovery(nodes, existing), repeat=1)
     print(f"label discovery, {NODES} nodes, {len(again)} HyperNodes (3 tiers), names reused:")
     print(f"  ours                        {ours_s * 1000:8.1f} ms   (goal <= 1000 ms)")

@@ -142,12 +142,13 @@ def plan_round(
         n for n, obj in owned.items() if not fingerprint or fingerprint_of(obj) in ("", fingerprint)
     }
     plan.config_changed = len(current_shape) < len(owned)
+    missing = sorted(set(owned) - set(desired))
     claimed: dict[tuple[int, str], str] = {}
-    for name, body in desired.items():
+    for name, body in desired.items() if missing else ():
         for member in member_names(body):
             claimed.setdefault((tier_of(body), member), name)
     trims: list[tuple[JSON, JSON]] = []
-    for name in sorted(set(owned) - set(desired)):
+    for name in missing:
         obj = owned[name]
         if name not in current_shape:
             plan.retired.append(name)
@@ -181,8 +182,8 @@ def plan_round(
     for name in sorted(desired, key=lambda n: (tier_of(desired[n]), n)):
         body = desired[name]
         current = owned.get(name)
-        if current is None:
-            rest.append((None, body))
+        if current is None or current.get("spec") == body.get("spec"):
+            rest.append((current, body))
             continue
         have, want = set(member_names(current)), set(member_names(body))
         leaving, joining = have - want, want - have
