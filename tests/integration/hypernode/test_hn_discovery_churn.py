@@ -1,0 +1,234 @@
+"""Discovery faults on the real control plane (issue 27): flapping labels, a type change.
+
+Nodes are kwok Nodes labelled with a per-test key prefix; the real ``HyperNodeController``
+runs against the real API server. Every HyperNode event the API server sends is recorded by
+a separate watch (``EventLog``) and replayed to check that no node is ever in two leaves.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.builders import create_node
+from tests.integration.hypernode.conftest import discovered, events_about, put_configmap
+from tests.integration.hypernode.conftest import wait_until as wait
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.informer import EventHandler, SharedInformerFactory
+
+JSON = dict[str, Any]
+RACKS = 4
+PER_RACK = 4
+
+
+def config(prefix: str, type_name: str, keys: list[str], grace: str = "5m") -> str:
+    labels = "\n".join(f"          - nodeLabel: {prefix}/{k}" for k in keys)
+    return f"""
+networkTopologyDiscovery:
+  - source: label
+    enabled: true
+    deletionGracePeriod: {grace}
+    config:
+      networkTopologyTypes:
+        {type_name}:
+{labels}
+          - nodeLabel: kubernetes.io/hostname
+"""
+
+
+def members(obj: JSON) -> list[str]:
+    return [m["selector"]["exactMatch"]["name"] for m in obj["spec"]["members"]]
+
+
+class EventLog:
+    """Every HyperNode add/update/delete, in the order the API server sent them."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.factory = SharedInformerFactory(client)
+        self.events: list[tuple[str, str, int, tuple[str, ...]]] = []
+        self.lock = threading.Lock()
+        informer = self.factory.informer(R.HYPERNODES)
+        informer.add_event_handler(
+            EventHandler(
+                lambda o: self._record("add", o),
+                lambda _, o: self._record("update", o),
+                lambda o: self._record("delete", o),
+            )
+        )
+        self.factory.start()
+        assert informer.wait_for_sync(30)
+
+    def _record(self, kind: str, obj: JSON) -> None:
+        tier = (obj.get("spec") or {}).get("tier", 0)
+        with self.lock:
+            self.events.append((kind, obj["metadata"]["name"], tier, tuple(members(obj))))
+
+    def overlaps(self, nodes: set[str]) -> list[str]:
+        """Moments (after an event) when one of ``nodes`` was in two tier-1 HyperNodes."""
+        leaves: dict[str, tuple[str, ...]] = {}
+        found = []
+        with self.lock:
+            events = list(self.events)
+        for kind, name, tier, held in events:
+            if tier != 1:
+                continue
+            if kind == "delete":
+                leaves.pop(name, None)
+            else:
+                leaves[name] = held
+            seen: dict[str, str] = {}
+            for leaf, leaf_members in leaves.items():
+                for node in leaf_members:
+                    if node in nodes and node in seen:
+                        found.append(f"after {kind} {name}: {node} in {seen[node]} and {leaf}")
+                    seen[node] = leaf
+        return found
+
+    def deletes(self, names: set[str]) -> list[str]:
+        with self.lock:
+            return [name for kind, name, _, _ in self.events if kind == "delete" and name in names]
+
+
+@pytest.fixture
+def event_log(client: KubeClient) -> Iterator[EventLog]:
+    log = EventLog(client)
+    yield log
+    log.factory.shutdown()
+
+
+def racks_of(client: KubeClient, prefix: str) -> dict[str, JSON]:
+    """Tier-1 label HyperNodes of this test, by name."""
+    return {
+        name: obj
+        for name, obj in discovered(client, "label").items()
+        if obj["spec"]["tier"] == 1 and obj["spec"]["tierName"].startswith(prefix)
+    }
+
+
+def layout(
+    client: KubeClient, prefix: str, created: list[str]
+) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """16 kwok nodes, 4 racks of 4 under 2 spines."""
+    short = prefix.split(".")[0]
+    labels: dict[str, tuple[str, str]] = {}
+    for i in range(RACKS * PER_RACK):
+        name = f"{short}-n{i:02d}"
+        rack = i // PER_RACK
+        labels[name] = (f"s{rack // 2}", f"r{rack}")
+        create_node(
+            client,
+            name,
+            labels={f"{prefix}/spine": f"s{rack // 2}", f"{prefix}/rack": f"r{rack}"},
+            wait=False,
+        )
+        created.append(name)
+    return created, labels
+
+
+def all_racks(client: KubeClient, prefix: str) -> dict[str, JSON] | None:
+    """The racks once all four are there."""
+    racks = racks_of(client, prefix)
+    return racks if len(racks) == RACKS else None
+
+
+def set_rack(client: KubeClient, prefix: str, node: str, rack: str | None) -> None:
+    client.patch(R.NODES, node, {"metadata": {"labels": {f"{prefix}/rack": rack}}})
+
+
+def test_flapping_rack_labels_delete_and_rename_nothing(
+    client: KubeClient,
+    namespace: str,
+    controller_runner,
+    key_prefix: str,
+    nodes: list[str],
+    event_log: EventLog,
+) -> None:
+    p = key_prefix
+    names, labels = layout(client, p, nodes)
+    put_configmap(client, namespace, config(p, "flap", ["spine", "rack"]))
+    running = controller_runner()
+    before = wait(lambda: all_racks(client, p), what="the 4 racks")
+    assert sorted(before) == [f"hypernode-flap-tier1-s{r // 2}.r{r}" for r in range(RACKS)]
+    # remove the rack label from 12 of 16 nodes at once, then restore them one by one
+    flapped = names[: 3 * PER_RACK]
+    for node in flapped:
+        set_rack(client, p, node, None)
+    # r0-r2 and the spine s0 above r0, r1 are missing: kept, waiting out the grace period
+    wait(
+        lambda: len(running.controller.reconciler.missing.waiting("label")) == 4,
+        what="three racks and a spine missing, waiting out their grace period",
+    )
+    for node in flapped:
+        set_rack(client, p, node, labels[node][1])
+    wait(
+        lambda: (
+            all(len(members(h)) == PER_RACK for h in racks_of(client, p).values())
+            and len(racks_of(client, p)) == RACKS
+        ),
+        what="the racks whole again",
+    )
+    # and the reverse: one by one away, all back at once
+    for node in flapped:
+        set_rack(client, p, node, None)
+    for node in flapped:
+        set_rack(client, p, node, labels[node][1])
+    wait(
+        lambda: all(len(members(h)) == PER_RACK for h in racks_of(client, p).values()),
+        what="the racks whole again after the reverse flap",
+    )
+    after = racks_of(client, p)
+    assert sorted(after) == sorted(before)  # 0 renamed
+    assert {n: h["metadata"]["uid"] for n, h in after.items()} == {
+        n: h["metadata"]["uid"] for n, h in before.items()
+    }  # 0 deleted and re-created
+    assert event_log.deletes(set(before)) == []
+    assert event_log.overlaps(set(names)) == []
+
+
+def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
+    client: KubeClient,
+    namespace: str,
+    controller_runner,
+    key_prefix: str,
+    nodes: list[str],
+    event_log: EventLog,
+) -> None:
+    p = key_prefix
+    names, _ = layout(client, p, nodes)
+    for i, node in enumerate(names):  # the new topology's labels: 8 pairs, 2 "cells"
+        client.patch(
+            R.NODES,
+            node,
+            {"metadata": {"labels": {f"{p}/cell": f"c{i // 8}", f"{p}/pair": f"p{i // 2}"}}},
+        )
+    put_configmap(client, namespace, config(p, "old", ["spine", "rack"]))
+    running = controller_runner()
+    old = wait(lambda: all_racks(client, p), what="the old tree")
+    # the guide's flow: replace the ConfigMap with another topology type
+    put_configmap(client, namespace, config(p, "new", ["cell", "pair"]))
+
+    def new_tree() -> dict[str, JSON] | None:
+        racks = racks_of(client, p)
+        if set(racks) & set(old) or len(racks) != 8:
+            return None
+        return racks
+
+    new = wait(new_tree, what="the new tree")
+    discoverer = running.controller.manager._running["label"].discoverer
+    assert discoverer is not None
+    assert discoverer.runs <= 2  # within two discovery rounds of the new configuration
+    assert sorted(new) == [f"hypernode-new-tier1-c{i // 4}.p{i}" for i in range(8)]
+    assert event_log.overlaps(set(names)) == []
+    outcome = running.controller.last_outcome["label"]
+    assert outcome.held_back is None
+    events = events_about(client, namespace, "volcano-controller-configmap")
+    applied = [e for e in events if e.get("reason") == "DiscoveryConfigApplied"]
+    assert applied
+    assert applied[0]["type"] == "Normal"
+    assert "retired 6 HyperNodes" in applied[0]["message"]
+    detail = running.controller.readiness_detail()
+    assert any("configuration change applied" in line for line in detail)
