@@ -16,6 +16,7 @@ import pytest
 from tests.builders import create_node
 from tests.integration.hypernode.conftest import discovered, events_about, put_configmap
 from tests.integration.hypernode.conftest import wait_until as wait
+from tests.integration.hypernode.test_hn_label_source import label_config
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import EventHandler, SharedInformerFactory
@@ -25,19 +26,8 @@ RACKS = 4
 PER_RACK = 4
 
 
-def config(prefix: str, type_name: str, keys: list[str], grace: str = "5m") -> str:
-    labels = "\n".join(f"          - nodeLabel: {prefix}/{k}" for k in keys)
-    return f"""
-networkTopologyDiscovery:
-  - source: label
-    enabled: true
-    deletionGracePeriod: {grace}
-    config:
-      networkTopologyTypes:
-        {type_name}:
-{labels}
-          - nodeLabel: kubernetes.io/hostname
-"""
+def config(prefix: str, type_name: str, keys: list[str]) -> str:
+    return label_config(prefix, type_name, grace="5m", keys=tuple(keys))
 
 
 def members(obj: JSON) -> list[str]:

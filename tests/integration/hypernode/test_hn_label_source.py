@@ -17,7 +17,14 @@ from volcano_py.kube.client import KubeClient
 JSON = dict[str, Any]
 
 
-def label_config(prefix: str, type_name: str = "fabric", grace: str = "1m") -> str:
+def label_config(
+    prefix: str,
+    type_name: str = "fabric",
+    grace: str = "1m",
+    keys: tuple[str, ...] = ("zone", "spine", "rack"),
+) -> str:
+    """One label type over ``<prefix>/<key>`` for ``keys`` (top tier first), then the host."""
+    labels = "".join(f"          - nodeLabel: {prefix}/{key}\n" for key in keys)
     return f"""
 networkTopologyDiscovery:
   - source: label
@@ -26,10 +33,7 @@ networkTopologyDiscovery:
     config:
       networkTopologyTypes:
         {type_name}:
-          - nodeLabel: {prefix}/zone
-          - nodeLabel: {prefix}/spine
-          - nodeLabel: {prefix}/rack
-          - nodeLabel: kubernetes.io/hostname
+{labels}          - nodeLabel: kubernetes.io/hostname
 """
 
 
