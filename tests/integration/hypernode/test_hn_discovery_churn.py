@@ -13,13 +13,17 @@ from typing import Any
 
 import pytest
 
-from tests.builders import create_node
+from tests.builders import create_node, pod_body, podgroup_body
 from tests.integration.hypernode.conftest import discovered, events_about, put_configmap
 from tests.integration.hypernode.conftest import wait_until as wait
 from tests.integration.hypernode.test_hn_label_source import label_config
+from tests.integration.scheduler.conftest import run_scheduler, wait_for
 from volcano_py.api import resources as R
+from volcano_py.api.constants import JOB_ALLOCATED_HYPERNODE_ANNOTATION
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import EventHandler, SharedInformerFactory
+
+__all__ = ["run_scheduler"]  # the scheduler fixture, shared with the scheduler tests
 
 JSON = dict[str, Any]
 RACKS = 4
@@ -113,10 +117,51 @@ def layout(
             client,
             name,
             labels={f"{prefix}/spine": f"s{rack // 2}", f"{prefix}/rack": f"r{rack}"},
-            wait=False,
+            allocatable={"cpu": "16", "memory": "64Gi", "pods": "110", gpu(prefix): "1"},
         )
         created.append(name)
     return created, labels
+
+
+def gpu(prefix: str) -> str:
+    """A resource only this test's nodes have (nodes of other tests never fit)."""
+    return f"test.volcano.sh/gpu-{prefix.split('.')[0]}"
+
+
+def hard_gang(client: KubeClient, namespace: str, prefix: str, name: str, size: int) -> list[str]:
+    """A gang of ``size`` one-GPU pods that must fit one tier-1 HyperNode; its pod names."""
+    client.create(
+        R.PODGROUPS,
+        podgroup_body(
+            name,
+            namespace,
+            size,
+            min_resources={gpu(prefix): str(size)},
+            network_topology={"mode": "hard", "highestTierAllowed": 1},
+        ),
+    )
+    pods = [f"{name}-{i}" for i in range(size)]
+    for pod in pods:
+        body = pod_body(
+            pod,
+            namespace,
+            requests={gpu(prefix): "1", "cpu": "100m"},
+            annotations={"scheduling.k8s.io/group-name": name},
+        )
+        client.create(R.PODS, body)
+    return pods
+
+
+def placed(client: KubeClient, namespace: str, pods: list[str]) -> dict[str, str] | None:
+    where = {p: client.get(R.PODS, p, namespace)["spec"].get("nodeName", "") for p in pods}
+    return where if all(where.values()) else None
+
+
+def allocated(client: KubeClient, namespace: str, group: str) -> str:
+    pg = client.get(R.PODGROUPS, group, namespace)
+    return str(
+        (pg["metadata"].get("annotations") or {}).get(JOB_ALLOCATED_HYPERNODE_ANNOTATION, "")
+    )
 
 
 def all_racks(client: KubeClient, prefix: str) -> dict[str, JSON] | None:
@@ -136,6 +181,7 @@ def test_flapping_rack_labels_delete_and_rename_nothing(
     key_prefix: str,
     nodes: list[str],
     event_log: EventLog,
+    run_scheduler,
 ) -> None:
     p = key_prefix
     names, labels = layout(client, p, nodes)
@@ -143,8 +189,16 @@ def test_flapping_rack_labels_delete_and_rename_nothing(
     running = controller_runner()
     before = wait(lambda: all_racks(client, p), what="the 4 racks")
     assert sorted(before) == [f"hypernode-flap-tier1-s{r // 2}.r{r}" for r in range(RACKS)]
-    # remove the rack label from 12 of 16 nodes at once, then restore them one by one
-    flapped = names[: 3 * PER_RACK]
+    run_scheduler()
+    pods = hard_gang(client, namespace, p, "flapgang", PER_RACK)
+    where = wait_for(lambda: placed(client, namespace, pods))
+    home = wait_for(lambda: allocated(client, namespace, "flapgang"))
+    assert home in before
+    assert set(where.values()) == set(members(before[home]))
+    # remove the rack label from 12 of 16 nodes at once (the gang's rack among them), then
+    # restore them one by one
+    spared = next(n for n in before if n != home)
+    flapped = [n for n in names if n not in members(before[spared])]
     for node in flapped:
         set_rack(client, p, node, None)
     # r0-r2 and the spine s0 above r0, r1 are missing: kept, waiting out the grace period
@@ -177,6 +231,7 @@ def test_flapping_rack_labels_delete_and_rename_nothing(
     }  # 0 deleted and re-created
     assert event_log.deletes(set(before)) == []
     assert event_log.overlaps(set(names)) == []
+    assert allocated(client, namespace, "flapgang") == home  # the gang kept its HyperNode
 
 
 def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
@@ -186,6 +241,7 @@ def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
     key_prefix: str,
     nodes: list[str],
     event_log: EventLog,
+    run_scheduler,
 ) -> None:
     p = key_prefix
     names, _ = layout(client, p, nodes)
@@ -222,3 +278,10 @@ def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
     assert "retired 6 HyperNodes" in applied[0]["message"]
     detail = running.controller.readiness_detail()
     assert any("configuration change applied" in line for line in detail)
+    # a gang submitted right after lands in one new leaf (a pair of two nodes)
+    run_scheduler()
+    pods = hard_gang(client, namespace, p, "newgang", 2)
+    where = wait_for(lambda: placed(client, namespace, pods))
+    leaves = [n for n, h in new.items() if set(where.values()) <= set(members(h))]
+    assert len(leaves) == 1, (where, sorted(new))
+    assert wait_for(lambda: allocated(client, namespace, "newgang")) == leaves[0]
