@@ -216,3 +216,14 @@ def test_a_missing_hypernode_is_looked_at_again_when_its_grace_period_ends(h: Ha
     assert h.controller.sync_source("static") is None  # the planned requeue: no new result
     assert "extra" not in h.api.names()
     assert h.controller.readiness_detail() == []
+
+
+def test_the_managers_readyz_detail_carries_the_controllers_lines(h: Harness) -> None:
+    from types import SimpleNamespace
+
+    from volcano_py.manager import Manager
+
+    h.controller.config_changes["static"] = "discovery source 'static': configuration change"
+    process = SimpleNamespace(controllers=[object(), h.controller], scheduler=None)
+    lines = Manager.readiness_detail(process)  # type: ignore[arg-type]
+    assert lines == ["hypernode discovery: discovery source 'static': configuration change"]
