@@ -174,6 +174,27 @@ def set_rack(client: KubeClient, prefix: str, node: str, rack: str | None) -> No
     client.patch(R.NODES, node, {"metadata": {"labels": {f"{prefix}/rack": rack}}})
 
 
+def one_round(running: Any, client: KubeClient, prefix: str, node: str, rack: str | None) -> None:
+    """Relabel ``node`` and wait until a discovery round that saw it has been reconciled.
+
+    So a flap goes through every intermediate round (the source coalesces changes that
+    arrive within a second into one round).
+    """
+    set_rack(client, prefix, node, rack)
+    controller = running.controller
+    discoverer = controller.manager._running["label"].discoverer
+
+    def seen() -> bool:
+        last = list(discoverer._last)
+        held = any(node in members(h) for h in last if h["spec"]["tier"] == 1)
+        if held != (rack is not None) or not last:
+            return False
+        reconciled = controller._last_good.get("label")
+        return reconciled is not None and reconciled.hypernodes[0] is last[0]
+
+    wait(seen, what=f"a reconciled round that saw {node} in rack {rack}")
+
+
 def test_flapping_rack_labels_delete_and_rename_nothing(
     client: KubeClient,
     namespace: str,
@@ -196,18 +217,18 @@ def test_flapping_rack_labels_delete_and_rename_nothing(
     assert home in before
     assert set(where.values()) == set(members(before[home]))
     # remove the rack label from 12 of 16 nodes at once (the gang's rack among them), then
-    # restore them one by one
+    # restore them one by one, each in a round of its own
     spared = next(n for n in before if n != home)
     flapped = [n for n in names if n not in members(before[spared])]
     for node in flapped:
         set_rack(client, p, node, None)
-    # r0-r2 and the spine s0 above r0, r1 are missing: kept, waiting out the grace period
+    # three racks and the spine above two of them are missing: kept, waiting out the grace
     wait(
         lambda: len(running.controller.reconciler.missing.waiting("label")) == 4,
         what="three racks and a spine missing, waiting out their grace period",
     )
     for node in flapped:
-        set_rack(client, p, node, labels[node][1])
+        one_round(running, client, p, node, labels[node][1])
     wait(
         lambda: (
             all(len(members(h)) == PER_RACK for h in racks_of(client, p).values())
@@ -217,7 +238,7 @@ def test_flapping_rack_labels_delete_and_rename_nothing(
     )
     # and the reverse: one by one away, all back at once
     for node in flapped:
-        set_rack(client, p, node, None)
+        one_round(running, client, p, node, None)
     for node in flapped:
         set_rack(client, p, node, labels[node][1])
     wait(
