@@ -128,8 +128,10 @@ def gpu(prefix: str) -> str:
     return f"test.volcano.sh/gpu-{prefix.split('.')[0]}"
 
 
-def hard_gang(client: KubeClient, namespace: str, prefix: str, name: str, size: int) -> list[str]:
-    """A gang of ``size`` one-GPU pods that must fit one tier-1 HyperNode; its pod names."""
+def hard_gang(
+    client: KubeClient, namespace: str, prefix: str, name: str, size: int, tier: int = 1
+) -> list[str]:
+    """A gang of ``size`` one-GPU pods that must fit one HyperNode of ``tier``; pod names."""
     client.create(
         R.PODGROUPS,
         podgroup_body(
@@ -137,7 +139,7 @@ def hard_gang(client: KubeClient, namespace: str, prefix: str, name: str, size: 
             namespace,
             size,
             min_resources={gpu(prefix): str(size)},
-            network_topology={"mode": "hard", "highestTierAllowed": 1},
+            network_topology={"mode": "hard", "highestTierAllowed": tier},
         ),
     )
     pods = [f"{name}-{i}" for i in range(size)]
@@ -275,6 +277,11 @@ def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
     put_configmap(client, namespace, config(p, "old", ["spine", "rack"]))
     running = controller_runner()
     old = wait(lambda: all_racks(client, p), what="the old tree")
+    run_scheduler()
+    # a gang running in one old rack (allowed up to the spines)
+    running_pods = hard_gang(client, namespace, p, "oldgang", 2, tier=2)
+    old_where = wait_for(lambda: placed(client, namespace, running_pods))
+    assert wait_for(lambda: allocated(client, namespace, "oldgang")) in old
     # the guide's flow: replace the ConfigMap with another topology type
     put_configmap(client, namespace, config(p, "new", ["cell", "pair"]))
 
@@ -292,15 +299,31 @@ def test_a_type_change_gives_the_new_tree_at_once_never_a_node_in_two_leaves(
     assert event_log.overlaps(set(names)) == []
     outcome = running.controller.last_outcome["label"]
     assert outcome.held_back is None
-    events = events_about(client, namespace, "volcano-controller-configmap")
-    applied = [e for e in events if e.get("reason") == "DiscoveryConfigApplied"]
-    assert applied
+
+    def applied_events() -> list[JSON]:
+        events = events_about(client, namespace, "volcano-controller-configmap")
+        return [e for e in events if e.get("reason") == "DiscoveryConfigApplied"]
+
+    applied = wait(applied_events, what="the DiscoveryConfigApplied Event (recorded async)")
     assert applied[0]["type"] == "Normal"
     assert "retired 6 HyperNodes" in applied[0]["message"]
     detail = running.controller.readiness_detail()
     assert any("configuration change applied" in line for line in detail)
+    # the running gang's allocated HyperNode follows the tree: rewritten to the new HyperNode
+    # holding its pods (a pair, or the cell when they sit in two pairs)
+    new_all = {
+        n: h for n, h in discovered(client, "label").items() if h["spec"]["tierName"].startswith(p)
+    }
+
+    def follows() -> str | None:
+        name = allocated(client, namespace, "oldgang")
+        return name if name in new_all else None
+
+    home = wait_for(follows)
+    assert placed(client, namespace, running_pods) == old_where  # nothing was moved
+    if new_all[home]["spec"]["tier"] == 1:
+        assert set(old_where.values()) <= set(members(new_all[home]))
     # a gang submitted right after lands in one new leaf (a pair of two nodes)
-    run_scheduler()
     pods = hard_gang(client, namespace, p, "newgang", 2)
     where = wait_for(lambda: placed(client, namespace, pods))
     leaves = [n for n, h in new.items() if set(where.values()) <= set(members(h))]
