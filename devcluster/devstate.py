@@ -20,8 +20,8 @@ import signal
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-OWNER_MARK = "tests.controlplane.devrun"
+ROOT = Path(__file__).resolve().parents[1]
+OWNER_MARK = "devcluster.devrun"
 RUN_PREFIX = "volcano-py-run-"
 
 

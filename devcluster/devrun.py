@@ -35,15 +35,15 @@ from typing import Any
 
 import yaml
 
-from tests.controlplane import devstate, fleet
-from tests.controlplane.harness import ControlPlane, free_port
-from tests.fixtures import install_crds
+from devcluster import devstate, fleet
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane, free_port
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WEBHOOK_CONFIGURATION = "volcano-py-admission"
 NAMESPACE = "volcano-system"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
