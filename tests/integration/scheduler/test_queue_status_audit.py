@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import create_node, force_delete_pod, pod_body, podgroup_body
-from tests.controlplane.harness import ControlPlane
 from tests.fixtures import install_crds
 from tests.integration.scheduler.conftest import wait_for
 from volcano_py.api import resources as R
