@@ -141,3 +141,68 @@ def test_queue_allocated_drops_to_zero_when_the_pods_go(
         wait_for(lambda: topology.gpu not in allocated(), timeout=30)
     finally:
         client.delete(R.QUEUES, queue)
+
+
+def _podgroup_events(client: KubeClient, ns: str, name: str, reason: str) -> list[JSON]:
+    return [
+        e
+        for e in client.list(R.EVENTS, ns)["items"]
+        if e["involvedObject"].get("kind") == "PodGroup"
+        and e["involvedObject"].get("name") == name
+        and e.get("reason") == reason
+    ]
+
+
+def test_bad_topology_annotation_is_one_warning_and_the_job_runs(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Any]],
+) -> None:
+    two_spines_of_two_racks(topology)
+    run_scheduler()
+    body = podgroup_body("typo", namespace, 2)
+    body["metadata"]["annotations"] = {"volcano.sh/network-topology-highest-tier": "rack"}
+    client.create(R.PODGROUPS, body)
+    names = _pods(client, namespace, topology, "typo", 2)
+    wait_for(lambda: _bound(client, namespace, names), timeout=20)
+    (event,) = wait_for(
+        lambda: _podgroup_events(client, namespace, "typo", "InvalidNetworkTopologyAnnotation")
+    )
+    assert event["type"] == "Warning"
+    assert "volcano.sh/network-topology-highest-tier='rack'" in event["message"]
+    assert event["source"]["component"] == "volcano"
+    time.sleep(1)  # several more cycles (period 0.2 s): still told once
+    (event,) = _podgroup_events(client, namespace, "typo", "InvalidNetworkTopologyAnnotation")
+    assert event.get("count", 1) == 1
+
+
+def test_topology_without_the_plugin_is_said_on_the_podgroup(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Any]],
+) -> None:
+    two_spines_of_two_racks(topology)
+    run_scheduler(
+        'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n'
+    )
+    client.create(
+        R.PODGROUPS,
+        podgroup_body(
+            "racked", namespace, 2, network_topology={"mode": "hard", "highestTierAllowed": 1}
+        ),
+    )
+    names = _pods(client, namespace, topology, "racked", 2)
+    wait_for(lambda: _bound(client, namespace, names), timeout=20)  # scheduled as configured
+    (event,) = wait_for(
+        lambda: _podgroup_events(client, namespace, "racked", "NetworkTopologyNotConfigured")
+    )
+    assert "is not enforced" in event["message"]
+
+    def scheduled_message() -> str:
+        pg = client.get(R.PODGROUPS, "racked", namespace)
+        conditions = (pg.get("status") or {}).get("conditions") or []
+        return next((c["message"] for c in conditions if c.get("type") == "Scheduled"), "")
+
+    assert "no network-topology-aware plugin" in wait_for(scheduled_message)
