@@ -21,6 +21,8 @@ import yaml
 from celpy.adapter import json_to_cel
 from kubernetes.client import ApiClient
 
+from volcano_py.api.constants import MAX_HYPERNODE_TIER
+
 CRD_DIR = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 HYPERNODES = "topology.volcano.sh_hypernodes.yaml"
 PODGROUPS = "scheduling.volcano.sh_podgroups.yaml"
@@ -300,7 +302,9 @@ def test_hypernode_top_level_and_status_have_no_required_fields() -> None:
 @pytest.mark.parametrize(
     ("path", "constraints"),
     [
-        ("spec.tier", {"type": "integer", "minimum": 0}),
+        # Volcano's is {"type": "integer", "minimum": 0}; the maximum is our one addition
+        # (MAX_HYPERNODE_TIER, docs/crds.md): a huge tier must not reach the scheduler.
+        ("spec.tier", {"type": "integer", "minimum": 0, "maximum": MAX_HYPERNODE_TIER}),
         ("spec.tierName", {"type": "string", "maxLength": 253}),
         ("spec.members.[].selector.exactMatch.name",
          {"type": "string", "minLength": 1, "maxLength": 253, "pattern": DNS_SUBDOMAIN}),

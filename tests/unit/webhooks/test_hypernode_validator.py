@@ -51,6 +51,15 @@ SCHEMA = [
         "spec.tier: Invalid value: -1: spec.tier in body should be greater than or equal to 0",
     ),
     (
+        hn("a", 17, [ex("n")]),
+        "spec.tier: Invalid value: 17: spec.tier in body should be less than or equal to 16",
+    ),
+    (
+        hn("a", 2**31, [ex("n")]),
+        "spec.tier: Invalid value: 2147483648: spec.tier in body should be less than or equal "
+        "to 16",
+    ),
+    (
         hn("a", 1, [ex("A_b")]),
         'spec.members[0].selector.exactMatch.name: Invalid value: "A_b": spec.members[0].selector.'
         "exactMatch.name in body should match "
@@ -102,11 +111,17 @@ SCHEMA = [
 ]
 
 
+def test_validator_accepts_the_maximum_tier(validator: HyperNodeValidator) -> None:
+    assert validator.validate(hn("top", 16, [ex("spine-1", "HyperNode")])).allowed
+
+
 @pytest.mark.parametrize(
     ("obj", "message"),
     SCHEMA,
     ids=[
         "tier",
+        "tier-over-max",
+        "tier-2^31",
         "name-pattern",
         "min-items",
         "enum",
