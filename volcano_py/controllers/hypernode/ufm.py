@@ -29,6 +29,7 @@ errors are described by what failed, never by the request they failed with.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import socket
 import ssl
@@ -38,11 +39,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-import orjson
 import urllib3
 
 from volcano_py.api import resources as R
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, UFM_DISCOVERER, UFM_PORTS_PATH
+from volcano_py.api.safeload import UFM_LIMITS, LoadError, load_json
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, parse_duration
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererStartError,
@@ -266,9 +267,11 @@ class UFMDiscoverer(PeriodicDiscoverer):
             raise
         response.release_conn()
         try:
-            ports = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            raise DiscoveryError(f"ufm: GET {self.url} did not return JSON") from None
+            limits = dataclasses.replace(UFM_LIMITS, max_bytes=self.max_body_bytes)
+            ports = load_json(body, f"ufm: GET {self.url}", limits)
+        except LoadError as e:
+            reason = str(e) if e.capped else f"ufm: GET {self.url} did not return JSON"
+            raise DiscoveryError(reason) from None
         if not isinstance(ports, list):
             raise DiscoveryError(
                 f"ufm: GET {self.url} returned a JSON {type(ports).__name__}, not a port list"
