@@ -313,3 +313,12 @@ def test_resource_cache_follows_allocate_and_discard_exactly() -> None:
     assert plugin.resource_cache["tor-1"].used == Resource()
     stmt.discard()
     assert {hn: s.used for hn, s in plugin.resource_cache.items()} == before
+
+
+def test_a_podgroup_with_negative_min_resources_is_an_invalid_job_naming_the_field() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("neg", 1, min_resources={"nvidia.com/gpu": -3}))
+    objects.append(pod("neg-0", "neg", {"nvidia.com/gpu": 1}))
+    ssn = session(objects, GPU_CONF)
+    job = ssn.jobs["default/neg"]
+    assert job.invalid == 'spec.minResources[nvidia.com/gpu]: Invalid value: "-3": must be >= 0'
