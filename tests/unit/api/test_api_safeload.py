@@ -166,7 +166,7 @@ def yaml_texts(draw: st.DrawFn) -> str:
     return "[" * wrap + "{" + top + "}" + "]" * wrap + "\n"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=yaml_texts())
 def test_loader_on_random_yaml_stays_bounded_and_speaks_briefly(text: str) -> None:
     tracemalloc.start()
@@ -187,7 +187,7 @@ def test_loader_on_random_yaml_stays_bounded_and_speaks_briefly(text: str) -> No
     assert "lol" not in error
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(levels=st.integers(1, 14), fanout=st.integers(1, 14))
 def test_loader_on_any_billion_laughs_refuses_or_loads_within_the_cap(
     levels: int, fanout: int
