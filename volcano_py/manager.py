@@ -245,11 +245,20 @@ class Manager:
         return [f"caches not synced: {', '.join(pending) or 'starting'}"]
 
     def readiness_detail(self) -> list[str]:
-        """Lines shown on a passing ``/readyz``: what the scheduler conf accepts but skips."""
+        """Lines shown on a passing ``/readyz``.
+
+        What controllers with a ``readiness_detail()`` have to say (discovery changes), and
+        what the scheduler conf accepts but skips.
+        """
+        lines: list[str] = []
+        for controller in self.controllers:
+            detail = getattr(controller, "readiness_detail", None)
+            if callable(detail):
+                lines.extend(str(line) for line in detail())
         if self.scheduler is None:
-            return []
+            return lines
         watch = self.scheduler.conf_watch
-        lines = [
+        lines += [
             f"scheduler conf: accepted, not implemented: {n}" for n in watch.conf.not_implemented
         ]
         if watch.last_error:
