@@ -17,6 +17,11 @@ few and each holds one result; it comes back when a missing HyperNode's grace pe
 records a Normal Event on the ConfigMap when a configuration change was applied, and
 ``readiness_detail`` puts both on ``/readyz``) and ``sync_status`` (``worker_threads``). All
 three are plain functions of a key over the caches, tested directly without threads.
+
+A source removed from (or disabled in) the configuration: ``sync_config`` starts its
+pending retirement (``retire.py``: Normal Event, ``/readyz`` line) and queues the source
+for when its grace period ends; ``sync_source`` then deletes its HyperNodes, unless it was
+configured again meanwhile (which cancels the retirement).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import logging
 import random
 import threading
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -35,6 +41,7 @@ from volcano_py.controllers.hypernode.config import (
     DEFAULT_DELETION_GRACE_SECONDS,
     DEFAULT_MAX_DELETE_PERCENT,
     ConfigError,
+    NetworkTopologyConfig,
     config_from_configmap,
     configmap_location,
 )
@@ -43,10 +50,22 @@ from volcano_py.controllers.hypernode.discovery import (
     DiscoveryContext,
     DiscoveryResult,
     EventHub,
+    ReadStore,
 )
 from volcano_py.controllers.hypernode.label import new_label_discoverer
 from volcano_py.controllers.hypernode.manager import DiscoveryManager
 from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome, Reconciler
+from volcano_py.controllers.hypernode.retire import (
+    REASON_RETIRED,
+    REASON_RETIREMENT_CANCELLED,
+    REASON_RETIREMENT_STARTED,
+    PendingRetirement,
+    Retirements,
+    cancelled_message,
+    discovered_by_source,
+    retired_message,
+    started_message,
+)
 from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
 from volcano_py.controllers.hypernode.ufm import new_ufm_discoverer
 from volcano_py.kube.clock import Clock, RealClock
@@ -114,6 +133,9 @@ class HyperNodeController:
         self.last_outcome: dict[str, ReconcileOutcome] = {}
         self.config_changes: dict[str, str] = {}
         self._last_good: dict[str, DiscoveryResult] = {}
+        self.retirements = Retirements()
+        self._ran_with_grace: dict[str, float] = {}
+        self._hypernodes: ReadStore | None = None
 
     @property
     def name(self) -> str:
@@ -139,6 +161,7 @@ class HyperNodeController:
         factory = options.informers
         nodes = factory.informer(R.NODES)
         hypernodes = factory.informer(R.HYPERNODES)
+        self._hypernodes = hypernodes.store
         self._configmaps = factory.informer(
             R.CONFIGMAPS,
             namespace=self.configmap_namespace,
@@ -290,8 +313,37 @@ class HyperNodeController:
                 self.report_problem(f"ConfigMap {key}: {e}; running with no discovery sources")
             return None
         self._config_loaded = True
+        for source, running in self.manager.running().items():
+            self._ran_with_grace[source] = running.deletion_grace
         outcome = self.manager.apply(config)
+        if configmap is not None:  # an absent ConfigMap removes nothing (docs/discovery.md)
+            self._schedule_retirements(config)
         return CONFIG_RETRY_S if outcome.retry else None
+
+    def _schedule_retirements(self, config: NetworkTopologyConfig) -> None:
+        """Start or cancel the retirement of sources no longer configured (``retire.py``)."""
+        if self.manager is None or self._hypernodes is None:
+            return
+        configured = set(config.enabled()) | set(self.manager.running())
+        configured |= {p.source for p in config.problems if p.source is not None}
+
+        def grace_of(source: str) -> float:
+            entry = config.get(source)
+            if entry is not None:
+                return entry.deletion_grace
+            return self._ran_with_grace.get(source, DEFAULT_DELETION_GRACE_SECONDS)
+
+        discovered = discovered_by_source(self._hypernodes.list())
+        changes = self.retirements.update(configured, discovered, grace_of, self._clock.now())
+        for pending in changes.started:
+            names = _names(list(pending.hypernodes))
+            self._announce(
+                REASON_RETIREMENT_STARTED,
+                started_message(pending, _due(self._clock, pending), names),
+            )
+            self.source_queue.add_after(pending.source, pending.grace + _GRACE_SLACK_S)
+        for pending in changes.cancelled:
+            self._announce(REASON_RETIREMENT_CANCELLED, cancelled_message(pending))
 
     def sync_source(self, source: str) -> float | None:
         """Reconcile the result waiting for ``source`` (raises to retry it).
@@ -302,6 +354,9 @@ class HyperNodeController:
         """
         if self.manager is None or self.reconciler is None:
             raise RuntimeError(f"{self.name}: sync before initialize()")
+        retirement = self.retirements.get(source)
+        if retirement is not None:
+            return self._sync_retirement(retirement)
         config = self.manager.config_for(source)
         pending = self.manager.pending(source)
         result = pending
@@ -326,6 +381,34 @@ class HyperNodeController:
             return None
         return plan.next_due + _GRACE_SLACK_S
 
+    def _sync_retirement(self, pending: PendingRetirement) -> float | None:
+        """Retire a removed source's HyperNodes once its grace period is over."""
+        if self.manager is None or self.reconciler is None:
+            raise RuntimeError(f"{self.name}: sync before initialize()")
+        source = pending.source
+        remaining = pending.remaining(self._clock.now())
+        if remaining > 0:
+            return remaining + _GRACE_SLACK_S
+        if self.manager.config_for(source) is not None:  # configured again meanwhile
+            self.retirements.finish(source)
+            return None
+        outcome = self.reconciler.retire_source(source)
+        self.retirements.finish(source)
+        self._last_good.pop(source, None)
+        self.last_outcome.pop(source, None)
+        message = retired_message(source, outcome.deleted, _names(outcome.deleted))
+        when = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.config_changes[source] = f"{message} at {when}"
+        self._announce(REASON_RETIRED, message)
+        return None
+
+    def _announce(self, reason: str, message: str) -> None:
+        """Log ``message`` and record it as a Normal Event on the ConfigMap."""
+        log.info("%s: %s", self.name, message)
+        configmap = self.configmap()
+        if self._recorder is not None and configmap is not None:
+            self._recorder.event(configmap, NORMAL, reason, message, resource=R.CONFIGMAPS)
+
     def _report_config_change(self, outcome: ReconcileOutcome) -> None:
         """A Normal Event on the ConfigMap and a ``/readyz`` line for an applied change."""
         plan = outcome.plan
@@ -337,18 +420,19 @@ class HyperNodeController:
             f"{len(retired)} HyperNodes{_names(retired)}, created {len(outcome.created)}"
             f"{_names(outcome.created)}"
         )
-        log.info("%s: %s", self.name, message)
         when = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ")
         self.config_changes[outcome.source] = f"{message} at {when}"
-        configmap = self.configmap()
-        if self._recorder is not None and configmap is not None:
-            self._recorder.event(
-                configmap, NORMAL, REASON_CONFIG_APPLIED, message, resource=R.CONFIGMAPS
-            )
+        self._announce(REASON_CONFIG_APPLIED, message)
 
     def readiness_detail(self) -> list[str]:
         """Lines for ``/readyz``: the last configuration change applied, HyperNodes waiting."""
         lines = [f"hypernode discovery: {line}" for _, line in sorted(self.config_changes.items())]
+        for pending in self.retirements.pending():
+            lines.append(
+                f"hypernode discovery: source {pending.source!r} removed from the "
+                f"configuration: its {len(pending.hypernodes)} HyperNodes are retired at "
+                f"{_due(self._clock, pending)} unless it is configured again"
+            )
         if self.reconciler is not None:
             for source in sorted(self.last_outcome):
                 waiting = self.reconciler.missing.waiting(source)
@@ -383,6 +467,12 @@ def _names(names: list[str]) -> str:
     shown = ", ".join(names[:_NAMES_SHOWN])
     more = len(names) - _NAMES_SHOWN
     return f" ({shown} and {more} more)" if more > 0 else f" ({shown})"
+
+
+def _due(clock: Clock, pending: PendingRetirement) -> str:
+    """When ``pending`` is due, as a wall-clock timestamp."""
+    due = clock.wall() + timedelta(seconds=pending.remaining(clock.now()))
+    return due.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def register(registry: ControllerRegistry) -> None:
