@@ -34,7 +34,12 @@ from datetime import timedelta
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import HYPERNODE_CONTROLLER_NAME, LABEL_DISCOVERER, UFM_DISCOVERER
+from volcano_py.api.constants import (
+    HYPERNODE_CONTROLLER_NAME,
+    LABEL_DISCOVERER,
+    NETWORK_TOPOLOGY_SOURCE_LABEL,
+    UFM_DISCOVERER,
+)
 from volcano_py.api.meta import labels_of, name_of
 from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
 from volcano_py.controllers.hypernode.config import (
@@ -271,9 +276,23 @@ class HyperNodeController:
         self.node_events.on_delete(obj)
 
     def on_hypernode_add(self, obj: JSON) -> None:
-        """Index the HyperNode and queue what it affects."""
+        """Index the HyperNode and queue what it affects.
+
+        One labelled with a source that is neither running nor being retired (its source was
+        removed before the cache had it) queues the configuration, which starts the
+        retirement.
+        """
         self._enqueue_status(self.index.hypernode_upserted(obj))
         self.hypernode_events.on_add(obj)
+        source = labels_of(obj).get(NETWORK_TOPOLOGY_SOURCE_LABEL)
+        if (
+            source
+            and self._config_loaded
+            and self.manager is not None
+            and self.manager.config_for(source) is None
+            and self.retirements.get(source) is None
+        ):
+            self.config_queue.add(self.configmap_key)
 
     def on_hypernode_update(self, old: JSON, new: JSON) -> None:
         """Re-index (cheap when only status changed) and queue what it affects."""

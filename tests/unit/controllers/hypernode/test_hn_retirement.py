@@ -197,3 +197,28 @@ def test_after_a_restart_a_removed_source_waits_a_full_default_grace_period() ->
         assert h.api.names() == []
     finally:
         h.controller.manager.stop()
+
+
+def test_a_removed_sources_hypernode_seen_late_queues_the_configuration(h: Harness) -> None:
+    h.set_config(NONE)
+    h.controller.sync_config(KEY)  # the cache had none of static's HyperNodes yet
+    assert h.controller.retirements.pending() == []
+    late = h.api.put(hypernode("rack-a", 1, [exact("n1")], labels={SOURCE: "static"}))
+    h.controller.on_hypernode_add(hypernode("by-hand", 1, [exact("n2")]))
+    assert len(h.controller.config_queue) == 0  # hand-made: nothing to retire
+    h.controller.on_hypernode_add(late)
+    assert len(h.controller.config_queue) == 1
+    assert h.controller.config_queue.get() == KEY
+    h.controller.sync_config(KEY)
+    assert [p.source for p in h.controller.retirements.pending()] == ["static"]
+    h.controller.config_queue.done(KEY)
+    h.controller.on_hypernode_add(late)  # already pending: not queued again
+    assert len(h.controller.config_queue) == 0
+
+
+def test_a_running_sources_hypernode_does_not_queue_the_configuration(h: Harness) -> None:
+    h.set_config(GRACE_30S)
+    h.controller.sync_config(KEY)
+    h.drain_sources()
+    h.controller.on_hypernode_add(h.api.store.get("rack-a"))
+    assert len(h.controller.config_queue) == 0
