@@ -30,7 +30,6 @@ import logging
 import random
 import threading
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -67,7 +66,10 @@ from volcano_py.controllers.hypernode.retire import (
     PendingRetirement,
     Retirements,
     cancelled_message,
+    configured_sources,
     discovered_by_source,
+    due_stamp,
+    pending_line,
     retired_message,
     started_message,
 )
@@ -139,7 +141,6 @@ class HyperNodeController:
         self.config_changes: dict[str, str] = {}
         self._last_good: dict[str, DiscoveryResult] = {}
         self.retirements = Retirements()
-        self._ran_with_grace: dict[str, float] = {}
         self._hypernodes: ReadStore | None = None
 
     @property
@@ -332,8 +333,7 @@ class HyperNodeController:
                 self.report_problem(f"ConfigMap {key}: {e}; running with no discovery sources")
             return None
         self._config_loaded = True
-        for source, running in self.manager.running().items():
-            self._ran_with_grace[source] = running.deletion_grace
+        self.retirements.note_running(self.manager.running())
         outcome = self.manager.apply(config)
         if configmap is not None:  # an absent ConfigMap removes nothing (docs/discovery.md)
             self._schedule_retirements(config)
@@ -343,23 +343,16 @@ class HyperNodeController:
         """Start or cancel the retirement of sources no longer configured (``retire.py``)."""
         if self.manager is None or self._hypernodes is None:
             return
-        configured = set(config.enabled()) | set(self.manager.running())
-        configured |= {p.source for p in config.problems if p.source is not None}
-
-        def grace_of(source: str) -> float:
-            entry = config.get(source)
-            if entry is not None:
-                return entry.deletion_grace
-            return self._ran_with_grace.get(source, DEFAULT_DELETION_GRACE_SECONDS)
-
-        discovered = discovered_by_source(self._hypernodes.list())
-        changes = self.retirements.update(configured, discovered, grace_of, self._clock.now())
+        changes = self.retirements.update(
+            configured_sources(config, self.manager.running()),
+            discovered_by_source(self._hypernodes.list()),
+            self.retirements.grace_of(config),
+            self._clock.now(),
+        )
         for pending in changes.started:
-            names = _names(list(pending.hypernodes))
-            self._announce(
-                REASON_RETIREMENT_STARTED,
-                started_message(pending, _due(self._clock, pending), names),
-            )
+            when = due_stamp(self._clock, pending)
+            message = started_message(pending, when, _names(list(pending.hypernodes)))
+            self._announce(REASON_RETIREMENT_STARTED, message)
             self.source_queue.add_after(pending.source, pending.grace + _GRACE_SLACK_S)
         for pending in changes.cancelled:
             self._announce(REASON_RETIREMENT_CANCELLED, cancelled_message(pending))
@@ -448,9 +441,7 @@ class HyperNodeController:
         lines = [f"hypernode discovery: {line}" for _, line in sorted(self.config_changes.items())]
         for pending in self.retirements.pending():
             lines.append(
-                f"hypernode discovery: source {pending.source!r} removed from the "
-                f"configuration: its {len(pending.hypernodes)} HyperNodes are retired at "
-                f"{_due(self._clock, pending)} unless it is configured again"
+                f"hypernode discovery: {pending_line(pending, due_stamp(self._clock, pending))}"
             )
         if self.reconciler is not None:
             for source in sorted(self.last_outcome):
@@ -486,12 +477,6 @@ def _names(names: list[str]) -> str:
     shown = ", ".join(names[:_NAMES_SHOWN])
     more = len(names) - _NAMES_SHOWN
     return f" ({shown} and {more} more)" if more > 0 else f" ({shown})"
-
-
-def _due(clock: Clock, pending: PendingRetirement) -> str:
-    """When ``pending`` is due, as a wall-clock timestamp."""
-    due = clock.wall() + timedelta(seconds=pending.remaining(clock.now()))
-    return due.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def register(registry: ControllerRegistry) -> None:

@@ -30,10 +30,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.api.meta import labels_of, name_of
+from volcano_py.controllers.hypernode.config import (
+    DEFAULT_DELETION_GRACE_SECONDS,
+    DiscoveryConfig,
+    NetworkTopologyConfig,
+)
+from volcano_py.kube.clock import Clock
 
 JSON = dict[str, Any]
 
@@ -85,6 +92,25 @@ class Retirements:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, PendingRetirement] = {}
+        self._ran_with: dict[str, float] = {}
+
+    def note_running(self, running: Mapping[str, DiscoveryConfig]) -> None:
+        """Remember the grace period each running source runs with (before a new config)."""
+        with self._lock:
+            self._ran_with.update((s, cfg.deletion_grace) for s, cfg in running.items())
+
+    def grace_of(self, config: NetworkTopologyConfig) -> Callable[[str], float]:
+        """A source's grace period: its (disabled) entry's, the one it ran with, or 1m."""
+        with self._lock:
+            ran_with = dict(self._ran_with)
+
+        def grace(source: str) -> float:
+            entry = config.get(source)
+            if entry is not None:
+                return entry.deletion_grace
+            return ran_with.get(source, DEFAULT_DELETION_GRACE_SECONDS)
+
+        return grace
 
     def update(
         self,
@@ -128,6 +154,28 @@ class Retirements:
         """Every pending retirement, by source."""
         with self._lock:
             return [self._pending[s] for s in sorted(self._pending)]
+
+
+def configured_sources(config: NetworkTopologyConfig, running: Iterable[str]) -> set[str]:
+    """Sources not to retire: enabled entries, entries rejected with a problem, running."""
+    configured = set(config.enabled()) | set(running)
+    configured |= {p.source for p in config.problems if p.source is not None}
+    return configured
+
+
+def due_stamp(clock: Clock, pending: PendingRetirement) -> str:
+    """When ``pending`` is due, as a wall-clock timestamp."""
+    due = clock.wall() + timedelta(seconds=pending.remaining(clock.now()))
+    return due.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pending_line(pending: PendingRetirement, when: str) -> str:
+    """The ``/readyz`` detail line while a retirement is pending."""
+    return (
+        f"source {pending.source!r} removed from the configuration: its "
+        f"{len(pending.hypernodes)} HyperNodes are retired at {when} unless it is "
+        "configured again"
+    )
 
 
 def started_message(pending: PendingRetirement, when: str, names: str) -> str:
