@@ -16,6 +16,8 @@ unchanged)::
                                # the source's HyperNodes or more (default 50; 100: no limit)
         deletionGracePeriod: 1m   # ours: a HyperNode the source stops reporting is deleted
                                   # only once it has been missing this long (default 1m)
+                                  # and a source removed or disabled here has its
+                                  # HyperNodes retired after it (retire.py)
 
 Both keys of ours are optional; Volcano's own ConfigMap (without them) works as written.
 ``config_fingerprint`` digests an entry's ``config:``; the reconcile stamps it on the

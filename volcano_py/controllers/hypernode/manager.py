@@ -5,8 +5,9 @@
 - an enabled entry whose source is not running is started; one whose entry changed is
   stopped and started again; a running source whose entry is unchanged is left alone, so a
   ConfigMap edit restarts exactly the changed sources;
-- a running source that is no longer enabled (or no longer listed) is stopped; its
-  HyperNodes stay as they are;
+- a running source that is no longer enabled (or no longer listed) is stopped; the
+  manager leaves its HyperNodes alone (the controller retires them after the grace
+  period, ``retire.py``);
 - a rejected entry (bad field, unknown source, factory ``ConfigError``, start failure) is
   reported through ``on_problem`` with a message naming it; if that source was running
   with an earlier good entry it keeps running with it (unless the new entry was valid and

@@ -108,6 +108,14 @@ def fingerprint_of(obj: Mapping[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
+def parents_first(hypernodes: Iterable[JSON]) -> list[JSON]:
+    """The deletion order: highest tier first, then by name.
+
+    A parent is gone before the children it names, so no HyperNode ever names a deleted one.
+    """
+    return sorted(hypernodes, key=lambda obj: (-tier_of(obj), name_of(obj)))
+
+
 def _with_members(obj: Mapping[str, Any], keep: set[str]) -> JSON:
     """A body with ``obj``'s spec whose exactMatch members are limited to ``keep``."""
     spec = dict(obj.get("spec") or {})
@@ -174,8 +182,7 @@ def plan_round(
             f"{max_delete_percent:g}%, so nothing was changed"
         )
         return plan
-    doomed = plan.retired + due
-    plan.deletes = [owned[n] for n in sorted(doomed, key=lambda n: (-tier_of(owned[n]), n))]
+    plan.deletes = parents_first(owned[n] for n in plan.retired + due)
     plan.first.extend(trims)
     swaps: list[tuple[JSON | None, JSON]] = []
     rest: list[tuple[JSON | None, JSON]] = []

@@ -47,6 +47,7 @@ from volcano_py.controllers.hypernode.plan import (
     CONFIG_ANNOTATION,
     MissingSince,
     RoundPlan,
+    parents_first,
     plan_round,
 )
 from volcano_py.kube.clock import Clock, RealClock
@@ -216,6 +217,21 @@ class Reconciler:
             len(plan.waiting),
             len(outcome.skipped),
         )
+        return outcome
+
+    def retire_source(self, source: str) -> ReconcileOutcome:
+        """Delete every HyperNode labelled with ``source``, parents first, no deletion limit.
+
+        For a source removed from the configuration once its grace period is over
+        (``retire.py``); the source's missing-HyperNode clocks are forgotten.
+        """
+        outcome = ReconcileOutcome(source)
+        writes_before = self.writes
+        for obj in parents_first(self._owned(source).values()):
+            self._delete(outcome, obj)
+            self.missing.forget(source, name_of(obj))
+        outcome.writes = self.writes - writes_before
+        log.info("retired source %s: %d HyperNodes deleted", source, len(outcome.deleted))
         return outcome
 
     def _owned(self, source: str) -> dict[str, JSON]:
