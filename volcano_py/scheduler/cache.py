@@ -41,8 +41,8 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.framework.session import Snapshot
 from volcano_py.scheduler.queues import build_queues
 
 log = logging.getLogger(__name__)

@@ -49,8 +49,9 @@ from volcano_py.scheduler.eviction_writes import (
     write_evictions,
 )
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
+from volcano_py.scheduler.framework.framework import close_session, open_session
+from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
-from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.queue_status import (
     QueueEvents,
@@ -128,7 +129,7 @@ def run_cycle(
     snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
     if notes is not None:
         notes.new_cycle()
-    ssn = Session(snapshot, conf, plugins, notes)
+    ssn = open_session(snapshot, conf, plugins, notes)
     ssn.unevictable = refused_recently(cache)
     try:
         for name in conf.actions:
@@ -138,7 +139,7 @@ def run_cycle(
                 (time.perf_counter() - action_started) * 1e6
             )
     finally:
-        ssn.close()
+        close_session(ssn)
     result = CycleResult(job_fit=dict(ssn.job_fit))
     for task in ssn.binds:
         cache.assume(task.uid, task.node_name)

@@ -51,7 +51,8 @@ from volcano_py.scheduler.actions.placement import (
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -47,7 +47,8 @@ from volcano_py.scheduler.actions.placement import (
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
-from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 
 log = logging.getLogger(__name__)

@@ -5,9 +5,9 @@ Jobs are tried in job order. A Pending job is admitted when
 1. it is valid (enough tasks for minMember, see the gang plugin);
 2. its queue exists and is Open (else it stays Pending with ``QueueNotFound`` /
    ``QueueNotOpen`` naming the queue);
-3. no plugin rejects it: the ``job_enqueueable`` votes (overcommit, proportion, capacity). When
-   no plugin votes (volcano-py's default tiers), the overcommit gate runs with its default
-   factor 1.2, as before.
+3. no plugin rejects it: the session's ``job_enqueueable`` votes (overcommit, proportion,
+   capacity). When no configured plugin votes (volcano-py's default tiers), the session holds
+   the registry's fallback voter, the overcommit gate at its default factor 1.2.
 
 Each admission is announced (``job_enqueued``) so the voters reserve its need before the next
 job is tried.
@@ -19,8 +19,8 @@ import logging
 
 from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.scheduler.actions.fit_errors import oversized_message
-from volcano_py.scheduler.framework.session import JobFit, Session
-from volcano_py.scheduler.plugins.overcommit import OvercommitGate
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,6 @@ class EnqueueAction:
         pending = [job for job in ssn.jobs.values() if job.phase == PodGroupPhase.PENDING]
         if not pending:
             return
-        gate = None if ssn.has_job_enqueueable_fns else OvercommitGate(ssn)
         pending.sort(key=ssn.job_order_key())
         for job in pending:
             invalid = ssn.job_valid(job)
@@ -46,7 +45,7 @@ class EnqueueAction:
             if closed is not None:
                 ssn.job_fit[job.uid] = closed
                 continue
-            reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
+            reason = ssn.job_enqueueable(job)
             if reason is not None:
                 # a pod no node can hold even empty is the thing to fix first
                 oversized = oversized_message(
@@ -57,8 +56,5 @@ class EnqueueAction:
                 ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
                 continue
             job.phase = PodGroupPhase.INQUEUE
-            if gate is not None:
-                gate.enqueued(job)
-            else:
-                ssn.job_enqueued(job)
+            ssn.job_enqueued(job)
             log.debug("job %s: Pending -> Inqueue (queue %s)", job.uid, job.queue)

@@ -52,7 +52,8 @@ from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
-from volcano_py.scheduler.framework.session import Eviction, JobFit, Session
+from volcano_py.scheduler.framework.interface import Eviction, JobFit
+from volcano_py.scheduler.framework.session import Session
 
 
 class EvictionPlanner:

@@ -3,8 +3,9 @@
 Opening a session: take the cache's snapshot (nodes are shared copy-on-write, jobs are the
 session's own), take the HyperNode tree with its virtual ``<cluster-top-hypernode>``, resolve
 every job's network topology (``highestTierName`` through the tierName map, soft mode,
-allocated HyperNode checked and recovered from placed tasks), then build the plugins of every
-tier and let each register its extension point functions.
+allocated HyperNode checked and recovered from placed tasks). ``framework.open_session``
+then builds the plugins of every tier and lets each register its extension point functions;
+the session itself never sees a registry.
 
 Extension points are named function maps, walked in tier order then plugin order:
 job order/valid/ready, predicate, node order, batch node order, hypernode order (per job or
@@ -20,87 +21,48 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from volcano_py.kube.changelog import ChangeLog
-from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
+from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
-from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import PluginOption, SchedulerConf
+from volcano_py.scheduler.framework.interface import (
+    AllocatableFn,
+    BatchNodeOrderFn,
+    EventHandler,
+    EvictableFn,
+    Eviction,
+    HyperNodeGradientFn,
+    HyperNodeOrderFn,
+    JobEnqueueableFn,
+    JobEnqueuedFn,
+    JobFit,
+    JobOrderFn,
+    JobReadyFn,
+    JobValidFn,
+    NodeOrderFn,
+    OverusedFn,
+    Plugin,
+    PredicateFn,
+    QueueOrderFn,
+    SubJobGradientFn,
+    ValidateResult,
+    VictimFn,
+)
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.queues import queue_infos
 from volcano_py.scheduler.topology import resolve_job_topology
 
-if TYPE_CHECKING:
-    from volcano_py.scheduler.framework.registry import Plugin, PluginRegistry
-
 log = logging.getLogger(__name__)
 
 DEFAULT_EVICT_MAX_HYPERNODES = 8
-
-JobOrderFn = Callable[[JobInfo, JobInfo], int]
-JobValidFn = Callable[[JobInfo], "ValidateResult | None"]
-JobReadyFn = Callable[[JobInfo], bool]
-PredicateFn = Callable[[TaskInfo, NodeInfo], "str | None"]
-NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
-BatchNodeOrderFn = Callable[[TaskInfo, list[NodeInfo]], dict[str, float]]
-# scores HyperNodes for a job, or for one of its SubJobs when the third argument is given
-HyperNodeOrderFn = Callable[
-    [JobInfo, dict[str, list[NodeInfo]], "SubJobInfo | None"], dict[str, float]
-]
-HyperNodeGradientFn = Callable[[JobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
-SubJobGradientFn = Callable[[JobInfo, SubJobInfo, HyperNodeInfo], list[list[HyperNodeInfo]]]
-QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
-OverusedFn = Callable[[QueueInfo], bool]
-AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
-# a vote on a Pending job entering its queue: None abstains, else why not (Volcano's Permit/Reject)
-JobEnqueueableFn = Callable[[JobInfo], "str | None"]
-# the candidates a plugin lets an eviction (preempt/reclaim) take
-EvictableFn = Callable[[list[TaskInfo]], list[TaskInfo]]
-# a plugin's answer on preempt/reclaim victims: None abstains, else the candidates it permits
-VictimFn = Callable[[TaskInfo, list[TaskInfo]], "list[TaskInfo] | None"]
-
-
-@dataclass(frozen=True, slots=True)
-class ValidateResult:
-    """Why a job cannot be scheduled at all (Volcano's ``api.ValidateResult``)."""
-
-    passed: bool
-    reason: str = ""
-    message: str = ""
-
-
-@dataclass(slots=True)
-class EventHandler:
-    """Called after a statement allocates or deallocates a task."""
-
-    allocate_func: Callable[[TaskInfo], None] | None = None
-    deallocate_func: Callable[[TaskInfo], None] | None = None
-
-
-@dataclass(slots=True)
-class Snapshot:
-    """What the cache hands a session (see ``SchedulerCache.snapshot``)."""
-
-    nodes: dict[str, NodeInfo]
-    jobs: dict[str, JobInfo]
-    tree: HyperNodeTree
-    # each job's change counter when the snapshot was taken (``SchedulerCache.settle``)
-    job_versions: dict[str, int] = field(default_factory=dict)
-    queues: dict[str, QueueInfo] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class JobFit:
-    """Why a job was not placed this cycle, for the PodGroup condition and events."""
-
-    reason: str
-    message: str
 
 
 @dataclass(slots=True)
@@ -118,20 +80,10 @@ class _Points:
     overused: dict[str, OverusedFn] = field(default_factory=dict)
     allocatable: dict[str, AllocatableFn] = field(default_factory=dict)
     job_enqueueable: dict[str, JobEnqueueableFn] = field(default_factory=dict)
-    job_enqueued: dict[str, Callable[[JobInfo], None]] = field(default_factory=dict)
+    job_enqueued: dict[str, JobEnqueuedFn] = field(default_factory=dict)
     evictable: dict[str, EvictableFn] = field(default_factory=dict)
     preemptable: dict[str, VictimFn] = field(default_factory=dict)
     reclaimable: dict[str, VictimFn] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Eviction:
-    """A victim chosen by preempt/reclaim: the pod, the preempting job, the domain freed."""
-
-    task: TaskInfo
-    preemptor: str
-    domain: str
-    action: str
 
 
 class Session:
@@ -141,10 +93,9 @@ class Session:
         self,
         snapshot: Snapshot,
         conf: SchedulerConf,
-        plugins: PluginRegistry,
         notes: ChangeLog | None = None,
     ) -> None:
-        """Open a session (see the module docstring).
+        """A session on ``snapshot`` with no plugin yet (``framework.open_session`` adds them).
 
         ``notes``: where lines about a job are logged once per change across sessions (the
         scheduler's; a fresh one, which logs everything, when None).
@@ -180,14 +131,8 @@ class Session:
         self._tiers: list[list[PluginOption]] = [list(t) for t in conf.tiers]
         for job in self.jobs.values():
             resolve_job_topology(job, self.tree, self._nodes, self.notes)
-        self.plugins: list[Plugin] = []
-        for tier in self._tiers:
-            for option in tier:
-                plugin = plugins.get(option.name)(
-                    Arguments(option.name, option.arguments, self.notes)
-                )
-                self.plugins.append(plugin)
-                plugin.on_session_open(self)
+        # the opened plugins, in tier order (``framework.open_session`` fills it)
+        self.plugins: list[Plugin[Session]] = []
 
     # -- nodes -----------------------------------------------------------------------------
 
@@ -307,7 +252,7 @@ class Session:
         if self._enabled(name, "job_enqueueable"):
             self._points.job_enqueueable[name] = fn
 
-    def add_job_enqueued_fn(self, name: str, fn: Callable[[JobInfo], None]) -> None:
+    def add_job_enqueued_fn(self, name: str, fn: JobEnqueuedFn) -> None:
         """Register a callback for a job that entered its queue this cycle."""
         self._points.job_enqueued[name] = fn
 
@@ -539,7 +484,7 @@ class Session:
         return lca
 
     def close(self) -> None:
-        """Let plugins drop their per-session state, then let go of the plugins.
+        """Let go of the plugins and their functions (``framework.close_session`` calls it).
 
         Plugins keep the session and the session keeps their functions (bound methods and
         closures over it): a reference cycle that holds the whole snapshot, every job, task
@@ -549,8 +494,6 @@ class Session:
         here frees a closed session by reference counting. What the cycle decided (binds,
         fits, evictions, nominations) stays readable; the extension points do not.
         """
-        for plugin in self.plugins:
-            plugin.on_session_close(self)
         self.plugins = []
         self.event_handlers = []
         self._points = _Points()

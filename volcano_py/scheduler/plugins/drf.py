@@ -14,7 +14,8 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import EventHandler, Session
+from volcano_py.scheduler.framework.interface import EventHandler
+from volcano_py.scheduler.framework.session import Session
 
 
 class DrfPlugin:

@@ -25,7 +25,8 @@ from volcano_py.api.constants import (
 from volcano_py.scheduler.api.job_info import JobInfo, task_role
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import Session, ValidateResult
+from volcano_py.scheduler.framework.interface import ValidateResult
+from volcano_py.scheduler.framework.session import Session
 
 
 class GangPlugin:

@@ -43,13 +43,10 @@ from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import (
-    DEFAULT_EVICT_MAX_HYPERNODES,
-    EventHandler,
-    Session,
-)
-from volcano_py.scheduler.plugins.hypernode_gradient import HyperNodeGradients
-from volcano_py.scheduler.plugins.hypernode_resources import (
+from volcano_py.scheduler.framework.interface import EventHandler
+from volcano_py.scheduler.framework.session import DEFAULT_EVICT_MAX_HYPERNODES, Session
+from volcano_py.scheduler.plugins.support.hypernode_gradient import HyperNodeGradients
+from volcano_py.scheduler.plugins.support.hypernode_resources import (
     ResourceStatus,
     build_resource_cache,
 )

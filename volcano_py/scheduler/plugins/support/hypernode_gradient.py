@@ -23,7 +23,7 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.plugins.hypernode_resources import ResourceStatus
+from volcano_py.scheduler.plugins.support.hypernode_resources import ResourceStatus
 
 log = logging.getLogger(__name__)
 
