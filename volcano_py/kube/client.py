@@ -8,7 +8,7 @@ urllib3: its docstring has the measured cost).
 
 Contract:
 
-- every method takes a ``Resource`` (see ``volcano_py.api.resources``) and plain dicts;
+- every method takes a ``APIResource`` (see ``volcano_py.api.resources``) and plain dicts;
 - a non-2xx answer raises the matching ``volcano_py.kube.errors.ApiError`` subclass, and a
   request that got no answer raises ``ConnectionFailed``; nothing else escapes;
 - the client is thread-safe and rate-limited (a token bucket of ``qps`` and ``burst``;
@@ -32,7 +32,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.kube.errors import (
     ApiError,
     ConfigError,
@@ -122,7 +122,7 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
 
 
 def resource_path(
-    resource: Resource,
+    resource: APIResource,
     namespace: str | None = None,
     name: str | None = None,
     subresource: str | None = None,
@@ -314,13 +314,13 @@ class KubeClient:
 
     # -- verbs ----------------------------------------------------------------------------
 
-    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         """GET one object."""
         return self.request("GET", resource_path(resource, namespace, name))
 
     def list(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         label_selector: str | None = None,
@@ -341,7 +341,7 @@ class KubeClient:
 
     def list_all(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         label_selector: str | None = None,
@@ -366,7 +366,7 @@ class KubeClient:
 
     def create(
         self,
-        resource: Resource,
+        resource: APIResource,
         body: JSON,
         namespace: str | None = None,
         *,
@@ -380,7 +380,7 @@ class KubeClient:
         path = resource_path(resource, namespace, subresource_of, subresource)
         return self.request("POST", path, body=body, retry_throttled=retry_throttled)
 
-    def update(self, resource: Resource, body: JSON, *, subresource: str | None = None) -> JSON:
+    def update(self, resource: APIResource, body: JSON, *, subresource: str | None = None) -> JSON:
         """PUT an object (optimistic concurrency through ``metadata.resourceVersion``)."""
         meta = body.get("metadata") or {}
         path = resource_path(resource, meta.get("namespace"), meta["name"], subresource)
@@ -388,7 +388,7 @@ class KubeClient:
 
     def patch(
         self,
-        resource: Resource,
+        resource: APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -407,7 +407,7 @@ class KubeClient:
 
     def delete(
         self,
-        resource: Resource,
+        resource: APIResource,
         name: str,
         namespace: str | None = None,
         *,
@@ -424,7 +424,7 @@ class KubeClient:
 
     def watch(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         resource_version: str | None = None,
