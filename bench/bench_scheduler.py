@@ -351,8 +351,8 @@ def p3(conf_path: str | None = None) -> float:
     from volcano_py.api import resources as R
     from volcano_py.kube.client import KubeClient
     from volcano_py.kube.informer import SharedInformerFactory
-    from volcano_py.scheduler.binder import binding_body
     from volcano_py.scheduler.scheduler import Scheduler
+    from volcano_py.scheduler.writer import binding_body
 
     cp = ControlPlane(controller_manager=False)
     cp.start()

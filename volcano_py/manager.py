@@ -54,10 +54,10 @@ from volcano_py.kube.runtime import freeze_after_sync
 from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
-from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
+from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes
 from webhooks.app import create_app

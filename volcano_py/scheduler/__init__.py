@@ -16,7 +16,7 @@ A tour, in the order data flows:
 - ``plugins/`` — ``priority``, ``gang``, ``predicates``, ``nodeorder``,
   ``network-topology-aware``.
 - ``status`` — PodGroup phase/conditions and pod conditions, computed (pure).
-- ``binder`` — the only writer: ``pods/binding``, PodGroup updates, pod conditions, events
+- ``writer`` — the only writer: ``pods/binding``, PodGroup updates, pod conditions, events
   (``KubeWriter``) or the in-memory ``MemoryWriter``.
 - ``scheduler`` — ``run_cycle`` and the ``Scheduler`` loop the manager runs.
 - ``simulator`` / ``treeview`` / ``treesvg`` — the in-process scheduler and the tree views

@@ -25,9 +25,9 @@ from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
 from volcano_py.scheduler.actions.eviction import waiting_for_releases
 from volcano_py.scheduler.actions.eviction_domains import CLUSTER_DOMAIN
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.binder import Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.writer import Writer
 
 REFUSED_TTL_S = 60.0
 

@@ -39,7 +39,6 @@ from volcano_py.metrics import (
 from volcano_py.scheduler.actions import register_builtin_actions
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
-from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
@@ -59,6 +58,7 @@ from volcano_py.scheduler.queue_status import (
     ensure_builtin_queues,
 )
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
+from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 
 log = logging.getLogger(__name__)
 
