@@ -40,7 +40,7 @@ from volcano_py.scheduler.actions import register_builtin_actions
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
+from volcano_py.scheduler.capacity_metrics import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
 from volcano_py.scheduler.eviction_writes import (
     refused_recently,
