@@ -103,7 +103,7 @@ def explain(ssn: Session, job_key: str) -> JSON:
                 nodes[node.name]["scores"][plugin] = batch.get(node.name, 0.0)
         for entry in nodes.values():
             entry["total"] = sum(entry["scores"].values()) if entry["feasible"] else None
-        tasks[task.uid] = {"nodes": nodes}
+        tasks[task.key] = {"nodes": nodes}
     return {
         "job": job_key,
         "mode": str(job.mode) if job.mode else "",

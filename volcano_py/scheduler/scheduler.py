@@ -142,37 +142,37 @@ def run_cycle(
         close_session(ssn)
     result = CycleResult(job_fit=dict(ssn.job_fit))
     for task in ssn.binds:
-        cache.assume(task.uid, task.node_name)
+        cache.assume(task.key, task.node_name)
     errors = writer.bind(ssn.binds) if ssn.binds else {}
     for task in ssn.binds:
-        if task.uid in errors:
-            cache.forget(task.uid)
+        if task.key in errors:
+            cache.forget(task.key)
             task.status = TaskStatus.PENDING
             task.node_name = ""
         else:
-            result.binds[task.uid] = task.node_name
+            result.binds[task.key] = task.node_name
     result.bind_errors = errors
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
     for job in ssn.jobs.values():
-        fit = ssn.job_fit.get(job.uid)
+        fit = ssn.job_fit.get(job.key)
         failed = [uid for uid in errors if uid in job.tasks]
         if failed and fit is None:
             fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
         new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
-        if new is None and job.uid in ssn.nominations:
+        if new is None and job.key in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
         elif fit is None and _settles(job):
-            settled[job.uid] = snapshot.job_versions.get(job.uid, 0)
+            settled[job.key] = snapshot.job_versions.get(job.key, 0)
         if fit is None:
             continue
         for task in job.pending_tasks():
-            pod = cache.pod(task.uid)
+            pod = cache.pod(task.key)
             if pod is not None:
                 condition = pod_unschedulable_condition(pod, fit.message, now=now)
                 writer.pod_unschedulable(pod, condition, fit.message)

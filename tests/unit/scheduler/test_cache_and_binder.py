@@ -103,8 +103,8 @@ def test_failed_bind_rolls_back_and_job_is_retried_next_cycle() -> None:
     failures = {"default/job-1": 1}
 
     def fail(task: TaskInfo) -> str | None:
-        if failures.get(task.uid):
-            failures[task.uid] -= 1
+        if failures.get(task.key):
+            failures[task.key] -= 1
             return "ServerError: boom"
         return None
 

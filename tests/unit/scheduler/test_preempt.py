@@ -35,7 +35,7 @@ def _running(name: str, group: str, node_name: str, priority: int, **kw: Any) ->
 
 
 def _tasks(ssn: Any, job: str) -> list[TaskInfo]:
-    return sorted(ssn.jobs[job].tasks.values(), key=lambda t: t.uid)
+    return sorted(ssn.jobs[job].tasks.values(), key=lambda t: t.key)
 
 
 def _cluster() -> list[dict[str, Any]]:

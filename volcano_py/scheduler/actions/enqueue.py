@@ -39,11 +39,11 @@ class EnqueueAction:
         for job in pending:
             invalid = ssn.job_valid(job)
             if invalid is not None:
-                ssn.job_fit[job.uid] = JobFit(invalid.reason, invalid.message)
+                ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
                 continue
             closed = ssn.queue_gate(job)
             if closed is not None:
-                ssn.job_fit[job.uid] = closed
+                ssn.job_fit[job.key] = closed
                 continue
             reason = ssn.job_enqueueable(job)
             if reason is not None:
@@ -53,8 +53,8 @@ class EnqueueAction:
                 )
                 if oversized:
                     reason = f"{oversized}; {reason}"
-                ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
+                ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
                 continue
             job.phase = PodGroupPhase.INQUEUE
             ssn.job_enqueued(job)
-            log.debug("job %s: Pending -> Inqueue (queue %s)", job.uid, job.queue)
+            log.debug("job %s: Pending -> Inqueue (queue %s)", job.key, job.queue)

@@ -46,6 +46,7 @@ class JobInfo:
         "highest_tier",
         "highest_tier_name",
         "invalid",
+        "key",
         "min_member",
         "min_resources",
         "min_task_member",
@@ -61,7 +62,6 @@ class JobInfo:
         "task_to_sub_job",
         "tasks",
         "topology_error",
-        "uid",
     )
 
     def __init__(self, podgroup: JSON) -> None:
@@ -71,7 +71,7 @@ class JobInfo:
         self.podgroup = podgroup
         self.namespace: str = meta.get("namespace", "")
         self.name: str = meta.get("name", "")
-        self.uid = f"{self.namespace}/{self.name}"
+        self.key = f"{self.namespace}/{self.name}"
         self.creation: str = meta.get("creationTimestamp") or ""
         self.queue: str = spec.get("queue") or "default"
         self.phase: str = (podgroup.get("status") or {}).get("phase") or PodGroupPhase.PENDING
@@ -121,11 +121,11 @@ class JobInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         """Add (or replace) a task in its SubJob; the job's priority is its highest task's."""
-        self.tasks[task.uid] = task
+        self.tasks[task.key] = task
         self.priority = max(self.priority, task.priority)
         sub_job = self._sub_job_for(task)
         sub_job.add_task(task)
-        self.task_to_sub_job[task.uid] = sub_job.uid
+        self.task_to_sub_job[task.key] = sub_job.uid
 
     def _sub_job_for(self, task: TaskInfo) -> SubJobInfo:
         if self.policies:
@@ -154,7 +154,7 @@ class JobInfo:
 
     def sub_job_of(self, task: TaskInfo) -> SubJobInfo | None:
         """The SubJob holding ``task``."""
-        return self.sub_jobs.get(self.task_to_sub_job.get(task.uid, DEFAULT_SUB_JOB))
+        return self.sub_jobs.get(self.task_to_sub_job.get(task.key, DEFAULT_SUB_JOB))
 
     def has_sub_group_policy(self) -> bool:
         """The PodGroup partitions its gang (Volcano's ``ContainsSubJobPolicy``)."""
@@ -167,7 +167,7 @@ class JobInfo:
     def pending_tasks(self) -> list[TaskInfo]:
         """Pending tasks in Volcano's task order: priority, then creation, then name."""
         pending = [t for t in self.tasks.values() if t.status == TaskStatus.PENDING]
-        pending.sort(key=lambda t: (-t.priority, t.creation, t.uid))
+        pending.sort(key=lambda t: (-t.priority, t.creation, t.key))
         return pending
 
     def is_ready(self) -> bool:
@@ -254,7 +254,7 @@ class JobInfo:
 
     def __repr__(self) -> str:
         """``Job(ns/name minMember=N tasks=M)``."""
-        return f"Job({self.uid} minMember={self.min_member} tasks={len(self.tasks)})"
+        return f"Job({self.key} minMember={self.min_member} tasks={len(self.tasks)})"
 
 
 def task_role(task: TaskInfo) -> str:

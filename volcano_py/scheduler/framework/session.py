@@ -309,8 +309,8 @@ class Session:
                 if victims is None:
                     victims = list(answer)
                 else:
-                    keep = {t.uid for t in answer}
-                    victims = [t for t in victims if t.uid in keep]
+                    keep = {t.key for t in answer}
+                    victims = [t for t in victims if t.key in keep]
             if victims:
                 return victims
         return []
@@ -328,7 +328,7 @@ class Session:
                 return result
         if left.creation != right.creation:
             return -1 if left.creation < right.creation else 1
-        return -1 if left.uid < right.uid else (1 if left.uid > right.uid else 0)
+        return -1 if left.key < right.key else (1 if left.key > right.key else 0)
 
     def job_order_key(self) -> Callable[[JobInfo], Any]:
         """A sort key putting jobs in the plugins' order (priority, then age)."""

@@ -33,7 +33,7 @@ class Statement:
     def allocate(self, task: TaskInfo, node_name: str) -> None:
         """Place a pending task on ``node_name`` (session only)."""
         if task.status != TaskStatus.PENDING:
-            raise ValueError(f"task {task.uid} is {task.status.name}, not Pending")
+            raise ValueError(f"task {task.key} is {task.status.name}, not Pending")
         node = self.ssn.own_node(node_name)
         task.node_name = node_name
         task.status = TaskStatus.ALLOCATED

@@ -148,7 +148,7 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         self.resource_cache = build_resource_cache(ssn)
 
     def _job_counts(self, job: JobInfo) -> Counter[str]:
-        counts = self._task_counts.get(job.uid)
+        counts = self._task_counts.get(job.key)
         if counts is None:
             assert self._ssn is not None
             chains = self._ssn.tree.node_chain
@@ -156,7 +156,7 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
             for task in job.tasks.values():
                 if task.status in OCCUPYING and task.node_name:
                     counts.update(chains.get(task.node_name, ()))
-            self._task_counts[job.uid] = counts
+            self._task_counts[job.key] = counts
         return counts
 
     def _counts(self, tasks: dict[str, TaskInfo]) -> Counter[str]:

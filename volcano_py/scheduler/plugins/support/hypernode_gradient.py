@@ -42,7 +42,7 @@ class HyperNodeGradients:
         if highest is None:
             return [[hypernode]]
         return self._gradient_or_none(
-            job.uid, hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
+            job.key, hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
         )
 
     def job_tier(self, job: JobInfo) -> int | None:
@@ -70,7 +70,7 @@ class HyperNodeGradients:
             highest = sub_job.highest_tier
         # a candidate domain that does not hold the SubJob's allocated HyperNode is routine
         return self._gradient_or_none(
-            sub_job.uid or job.uid,
+            sub_job.uid or job.key,
             domain,
             highest,
             sub_job.allocated_hypernode,
