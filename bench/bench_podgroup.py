@@ -31,7 +31,8 @@ from tests.fixtures import install_crds
 from volcano_py.api import resources as R
 from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup import PodGroupController
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import AlreadyExists
 from volcano_py.kube.informer import EventHandler, Informer, SharedInformerFactory
 from volcano_py.kube.runtime import tune_gc

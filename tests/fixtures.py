@@ -19,7 +19,8 @@ import yaml
 
 from tests.controlplane.harness import ControlPlane
 from volcano_py.api import resources as R
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import AlreadyExists, NotFound
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -44,7 +44,8 @@ from volcano_py.api import resources as R
 from volcano_py.api.constants import SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import NotLeader
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.idle_trim import IdleTrimmer

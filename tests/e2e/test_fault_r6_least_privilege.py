@@ -35,7 +35,8 @@ from tests.e2e.faults import (
 from volcano_py.api import resources as R
 from volcano_py.api.resources import APIResource
 from volcano_py.certkeeper import CertKeeper
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import ApiError, Forbidden
 
 pytestmark = pytest.mark.timeout(240)
