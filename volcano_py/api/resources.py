@@ -24,11 +24,6 @@ class APIResource:
         """``group/version``, or just ``version`` for the core group."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
-    def list_kind(self) -> str:
-        """The kind of the List this resource's collection returns."""
-        return f"{self.kind}List"
-
     def __str__(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 

@@ -24,7 +24,6 @@ import copy
 import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -140,11 +139,6 @@ class KubeClient:
         view = copy.copy(self)
         view._write_gate = gate
         return view
-
-    def with_impersonation(self, user: str, groups: tuple[str, ...] = ()) -> KubeClient:
-        """A client for the same server acting as ``user`` (needs the impersonate verb)."""
-        config = replace(self.config, impersonate_user=user, impersonate_groups=groups)
-        return KubeClient(config)
 
     # -- plumbing -------------------------------------------------------------------------
 

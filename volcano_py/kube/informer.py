@@ -201,10 +201,6 @@ class Informer:
         """Block until ``has_synced``; False on timeout."""
         return self._synced.wait(timeout)
 
-    def pending_notifications(self) -> int:
-        """Notifications queued for handlers and not yet delivered."""
-        return sum(listener.pending() for listener in self._listeners)
-
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> threading.Thread:

@@ -362,8 +362,3 @@ class SchedulerCache:
             tree = self.hypernodes.build()
             queues = build_queues(self._queues.values(), self._podgroups, self._job_tasks)
         return Snapshot(nodes, jobs, tree, versions, queues)
-
-    def node_objects(self) -> list[JSON]:
-        """The Node dicts (for ``tree``)."""
-        with self._lock:
-            return [self._nodes[n].node for n in sorted(self._nodes)]

@@ -244,14 +244,6 @@ class JobInfo:
         pending = [t.resreq for t in self.tasks.values() if t.status == TaskStatus.PENDING]
         return least_sum(pending, missing)
 
-    def tasks_request(self) -> Resource:
-        """Sum of the requests of every task not yet finished."""
-        total = Resource()
-        for task in self.tasks.values():
-            if task.status not in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-                total.add(task.resreq)
-        return total
-
     def __repr__(self) -> str:
         """``Job(ns/name minMember=N tasks=M)``."""
         return f"Job({self.key} minMember={self.min_member} tasks={len(self.tasks)})"

@@ -60,7 +60,6 @@ class Session(ExtensionPoints):
         self.real_nodes = snapshot.tree.real_nodes
         self.hypernodes_by_tier = snapshot.tree.by_tier
         self.hypernode_tiers = snapshot.tree.tiers
-        self.hypernode_tier_names = snapshot.tree.tier_names
         self.hypernodes_ready = snapshot.tree.ready
         self.node_names = sorted(self._nodes)
         self._members_sorted: dict[str, list[str]] = {}

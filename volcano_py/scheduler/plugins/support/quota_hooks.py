@@ -20,48 +20,52 @@ from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.support.queue_attr import Amounts, QueueAttr, amounts, fits
 
 
-def register_quota_hooks(
-    ssn: Session,
-    plugin: str,
-    attrs: dict[str, QueueAttr],
-    *,
-    limit: Callable[[QueueAttr], Amounts | None],
-    chain: Callable[[QueueAttr], list[QueueAttr]] = lambda a: [a],
-    with_overused: bool = True,
-) -> None:
-    """Queue order by share, overused, allocatable, enqueueable and the allocation followers.
+class QuotaHooks:
+    """A quota plugin's extension point functions over its ``QueueAttr`` map."""
 
-    ``limit(attr)``: what allocate checks a task against (proportion: deserved; capacity: real
-    capability). ``chain(attr)``: the queues a placement counts against (capacity: the queue and
-    its ancestors).
-    """
+    def __init__(
+        self,
+        ssn: Session,
+        attrs: dict[str, QueueAttr],
+        limit: Callable[[QueueAttr], Amounts | None],
+        chain: Callable[[QueueAttr], list[QueueAttr]],
+    ) -> None:
+        """Hooks on ``ssn`` over ``attrs`` (see ``register_quota_hooks``)."""
+        self.ssn = ssn
+        self.attrs = attrs
+        self.limit = limit
+        self.chain = chain
 
-    def queue_order(left: QueueInfo, right: QueueInfo) -> int:
-        lattr, rattr = attrs.get(left.name), attrs.get(right.name)
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        """Lower share first (equal or unknown: no opinion)."""
+        lattr, rattr = self.attrs.get(left.name), self.attrs.get(right.name)
         if lattr is None or rattr is None or lattr.share == rattr.share:
             return 0
         return -1 if lattr.share < rattr.share else 1
 
-    def overused(queue: QueueInfo) -> bool:
-        attr = attrs.get(queue.name)
+    def overused(self, queue: QueueInfo) -> bool:
+        """The queue has a deserved share and is above it."""
+        attr = self.attrs.get(queue.name)
         return attr is not None and bool(attr.deserved) and attr.overused()
 
-    def allocatable(queue: QueueInfo, task: TaskInfo) -> bool:
-        attr = attrs.get(queue.name)
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """``task`` fits the limit of its queue and of every queue it counts against."""
+        attr = self.attrs.get(queue.name)
         if attr is None:
             return True
-        for each in chain(attr):
-            bound = limit(each)
+        for each in self.chain(attr):
+            bound = self.limit(each)
             if bound is not None and each.within(bound, task):
                 return False
         return True
 
-    def enqueueable(job: JobInfo) -> str | None:
-        attr = attrs.get(job.queue)
+    def enqueueable(self, job: JobInfo) -> str | None:
+        """None, or why ``job``'s minResources exceed a real capability on its chain."""
+        attr = self.attrs.get(job.queue)
         need = amounts(job.min_resources)
         if attr is None or not need:
             return None
-        for each in chain(attr):
+        for each in self.chain(attr):
             if each.capability is None or each.real_capability is None:
                 continue
             total = {
@@ -78,31 +82,34 @@ def register_quota_hooks(
                 return f"queue resource quota insufficient: queue {each.name}: {listed}"
         return None
 
-    def enqueued(job: JobInfo) -> None:
-        attr = attrs.get(job.queue)
+    def enqueued(self, job: JobInfo) -> None:
+        """Count ``job``'s minResources as inqueue along its chain."""
+        attr = self.attrs.get(job.queue)
         if attr is not None:
-            for each in chain(attr):
+            for each in self.chain(attr):
                 for n, v in amounts(job.min_resources).items():
                     each.inqueue[n] = each.inqueue.get(n, 0.0) + v
 
-    def follow(sign: float) -> Callable[[TaskInfo], None]:
+    def follow(self, sign: float) -> Callable[[TaskInfo], None]:
+        """An event handler adding (``sign`` 1) or removing (-1) a task along its chain."""
+
         def on_event(task: TaskInfo) -> None:
-            job = ssn.jobs.get(task.job)
-            attr = attrs.get(job.queue) if job is not None else None
+            job = self.ssn.jobs.get(task.job)
+            attr = self.attrs.get(job.queue) if job is not None else None
             if attr is not None:
-                for each in chain(attr):
+                for each in self.chain(attr):
                     each.add(task, sign)
 
         return on_event
 
-    def reclaimable(reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+    def reclaimable(self, reclaimer: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
         """Pods of other queues, taken while their queue stays above its deserved share."""
-        mine = ssn.jobs.get(reclaimer.job)
+        mine = self.ssn.jobs.get(reclaimer.job)
         left: dict[str, dict[str, float]] = {}
         victims = []
         for task in candidates:
-            job = ssn.jobs.get(task.job)
-            attr = attrs.get(job.queue) if job is not None else None
+            job = self.ssn.jobs.get(task.job)
+            attr = self.attrs.get(job.queue) if job is not None else None
             if attr is None or not attr.deserved or (mine is not None and attr.name == mine.queue):
                 continue
             allocated = left.setdefault(attr.name, dict(attr.allocated))
@@ -112,11 +119,28 @@ def register_quota_hooks(
                     allocated[n] = allocated.get(n, 0.0) - v
         return victims
 
-    ssn.add_reclaimable_fn(plugin, reclaimable)
-    ssn.add_queue_order_fn(plugin, queue_order)
+
+def register_quota_hooks(
+    ssn: Session,
+    plugin: str,
+    attrs: dict[str, QueueAttr],
+    *,
+    limit: Callable[[QueueAttr], Amounts | None],
+    chain: Callable[[QueueAttr], list[QueueAttr]] = lambda a: [a],
+    with_overused: bool = True,
+) -> None:
+    """Queue order by share, overused, allocatable, enqueueable and the allocation followers.
+
+    ``limit(attr)``: what allocate checks a task against (proportion: deserved; capacity: real
+    capability). ``chain(attr)``: the queues a placement counts against (capacity: the queue and
+    its ancestors).
+    """
+    hooks = QuotaHooks(ssn, attrs, limit, chain)
+    ssn.add_reclaimable_fn(plugin, hooks.reclaimable)
+    ssn.add_queue_order_fn(plugin, hooks.queue_order)
     if with_overused:
-        ssn.add_overused_fn(plugin, overused)
-    ssn.add_allocatable_fn(plugin, allocatable)
-    ssn.add_job_enqueueable_fn(plugin, enqueueable)
-    ssn.add_job_enqueued_fn(plugin, enqueued)
-    ssn.add_event_handler(EventHandler(follow(1.0), follow(-1.0)))
+        ssn.add_overused_fn(plugin, hooks.overused)
+    ssn.add_allocatable_fn(plugin, hooks.allocatable)
+    ssn.add_job_enqueueable_fn(plugin, hooks.enqueueable)
+    ssn.add_job_enqueued_fn(plugin, hooks.enqueued)
+    ssn.add_event_handler(EventHandler(hooks.follow(1.0), hooks.follow(-1.0)))
