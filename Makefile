@@ -17,7 +17,7 @@ help:
 	@echo "                  cluster (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none)"
 	@echo "make demo         make run + the example gang Deployment; prints where it landed, stays up"
 	@echo "make test         unit + integration tests against a real control plane"
-	@echo "make lint         ruff, ruff format --check, mypy --strict, import-linter"
+	@echo "make lint         ruff (complexity included), ruff format --check, mypy --strict, import-linter, vulture"
 	@echo "make unit         unit tests only (no control plane)"
 	@echo "make testbin      build/cache etcd, kube-apiserver, kube-controller-manager, kubectl, kwok"
 	@echo "make browser      install headless Chromium + chromedriver (Debian) for tests/integration/ui"
@@ -73,6 +73,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture volcano_py webhooks tests bench $(wildcard devcluster) vulture_whitelist.py --min-confidence 60
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .

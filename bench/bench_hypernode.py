@@ -59,19 +59,24 @@ class CountingApi:
         obj["metadata"].setdefault("uid", f"uid-{self._rv}")
         return obj
 
-    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
         obj = self.store.get(name)
         assert obj is not None
         return obj
 
-    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         self.writes["create"] += 1
         obj = self._stamp({**body, "metadata": dict(body["metadata"])})
         self.store.put(name_of(obj), obj)
         return obj
 
     def patch(
-        self, resource: R.Resource, name: str, patch: Any, namespace: str | None = None, **kw: Any
+        self,
+        resource: R.APIResource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        **kw: Any,
     ) -> JSON:
         self.writes["patch"] += 1
         current = self.store.get(name)
@@ -82,7 +87,7 @@ class CountingApi:
         return obj
 
     def delete(
-        self, resource: R.Resource, name: str, namespace: str | None = None, **kw: Any
+        self, resource: R.APIResource, name: str, namespace: str | None = None, **kw: Any
     ) -> JSON:
         self.writes["delete"] += 1
         self.store.remove(name)

@@ -29,7 +29,8 @@ from bench.objects import pod
 from devcluster.harness import ControlPlane
 from devcluster.provision import cache_key, cache_root
 from volcano_py.api import resources as R
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.informer import EventHandler, Informer
 from volcano_py.kube.runtime import tune_gc
 

@@ -31,7 +31,8 @@ from devcluster.harness import ControlPlane
 from volcano_py.api import resources as R
 from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup import PodGroupController
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import AlreadyExists
 from volcano_py.kube.informer import EventHandler, Informer, SharedInformerFactory
 from volcano_py.kube.runtime import tune_gc
@@ -156,7 +157,7 @@ class CountingClient(KubeClient):
         self.writes: Counter[str] = Counter()
 
     def create(
-        self, resource: R.Resource, body: JSON, namespace: str | None = None, **kw: Any
+        self, resource: R.APIResource, body: JSON, namespace: str | None = None, **kw: Any
     ) -> JSON:
         self.writes[f"create {resource.plural}"] += 1
         try:
@@ -165,15 +166,15 @@ class CountingClient(KubeClient):
             self.writes[f"create {resource.plural} AlreadyExists"] += 1
             raise
 
-    def patch(self, resource: R.Resource, name: str, patch: Any, *args: Any, **kw: Any) -> JSON:
+    def patch(self, resource: R.APIResource, name: str, patch: Any, *args: Any, **kw: Any) -> JSON:
         self.writes[f"patch {resource.plural}"] += 1
         return super().patch(resource, name, patch, *args, **kw)
 
-    def update(self, resource: R.Resource, body: JSON, **kw: Any) -> JSON:
+    def update(self, resource: R.APIResource, body: JSON, **kw: Any) -> JSON:
         self.writes[f"update {resource.plural}"] += 1
         return super().update(resource, body, **kw)
 
-    def delete(self, resource: R.Resource, name: str, *args: Any, **kw: Any) -> JSON:
+    def delete(self, resource: R.APIResource, name: str, *args: Any, **kw: Any) -> JSON:
         self.writes[f"delete {resource.plural}"] += 1
         return super().delete(resource, name, *args, **kw)
 

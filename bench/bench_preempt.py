@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from bench.bench_scheduler import GPU, gang, synthetic_cluster
+from volcano_py.scheduler.framework.framework import close_session, open_session
 from volcano_py.scheduler.framework.registry import load_conf
-from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import Simulator
 
@@ -103,7 +103,7 @@ def optimum(sim: Simulator, need: int, highest_tier: int) -> tuple[int, str]:
                         best, where = big + small, name
         return best, where
     finally:
-        ssn.close()
+        close_session(ssn)
 
 
 def main() -> None:
@@ -119,12 +119,12 @@ def main() -> None:
     job = snapshot.jobs["bench/urgent"]
     job.phase = "Inqueue"
     t0 = time.perf_counter()
-    ssn = Session(snapshot, sim.conf, plugins)
+    ssn = open_session(snapshot, sim.conf, plugins)
     actions.get("allocate").execute(ssn)
     t1 = time.perf_counter()
     actions.get("preempt").execute(ssn)
     t2 = time.perf_counter()
-    ssn.close()
+    close_session(ssn)
     evicted = len(ssn.evictions)
     domain = ssn.nominations.get("bench/urgent", "-")
     print(

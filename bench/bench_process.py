@@ -53,7 +53,8 @@ from devcluster.harness import ControlPlane, free_port
 from devcluster.manager import ManagerProcess, start_manager, stop_manager
 from tests.builders import create_bare_node
 from volcano_py.api import resources as R
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import AlreadyExists
 
 NODES = int(os.environ.get("BENCH_NODES", "10000"))

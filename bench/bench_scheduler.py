@@ -48,6 +48,7 @@ from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF
+from volcano_py.scheduler.framework.framework import close_session, open_session
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
@@ -247,10 +248,10 @@ def decide(
     sim.plugins, sim.actions = plugins, actions
     sim.cache.snapshot()  # the HyperNode tree is built once, when HyperNodes change
     started = time.perf_counter()
-    ssn = Session(sim.cache.snapshot(), sim.conf, plugins)
+    ssn = open_session(sim.cache.snapshot(), sim.conf, plugins)
     for name in sim.conf.actions:
         actions.get(name).execute(ssn)
-    ssn.close()
+    close_session(ssn)
     return time.perf_counter() - started, len(ssn.binds)
 
 
@@ -389,8 +390,8 @@ def p3(conf_path: str | None = None) -> float:
     from volcano_py.api import resources as R
     from volcano_py.kube.client import KubeClient
     from volcano_py.kube.informer import SharedInformerFactory
-    from volcano_py.scheduler.binder import binding_body
     from volcano_py.scheduler.scheduler import Scheduler
+    from volcano_py.scheduler.writer import binding_body
 
     cp = ControlPlane(controller_manager=False)
     cp.start()

@@ -61,13 +61,13 @@ from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.runtime import tune_gc
 from volcano_py.ops import OpsServer
-from volcano_py.scheduler.binder import MemoryWriter
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.scheduler import builtin_registries, run_cycle
 from volcano_py.scheduler.simulator import fill_cache
 from volcano_py.scheduler.treeview import tree_report
+from volcano_py.scheduler.writer import MemoryWriter
 from volcano_py.ui.view import TopologyView
 
 SMALL_GANGS = 100

@@ -53,7 +53,7 @@ class Shutdown(Exception):
     """A stop signal arrived (or the parent went away)."""
 
 
-def _create(client: KubeClient, resource: R.Resource, body: dict[str, Any]) -> None:
+def _create(client: KubeClient, resource: R.APIResource, body: dict[str, Any]) -> None:
     with contextlib.suppress(AlreadyExists):
         client.create(resource, body)
 

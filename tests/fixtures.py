@@ -19,7 +19,8 @@ from devcluster.crds import CRD_DIR as CRD_DIR
 from devcluster.crds import install_crds as install_crds
 from devcluster.harness import ControlPlane
 from volcano_py.api import resources as R
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import NotFound
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -44,7 +44,8 @@ from volcano_py.api import resources as R
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import NotLeader
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.idle_trim import IdleTrimmer
@@ -54,10 +55,10 @@ from volcano_py.kube.runtime import freeze_after_sync
 from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
-from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
+from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes
 from webhooks.app import create_app

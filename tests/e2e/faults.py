@@ -110,7 +110,7 @@ def node_count(hypernode: dict[str, Any]) -> int | None:
     return None if value is None else int(value)
 
 
-def delete_quietly(client: KubeClient, resource: R.Resource, name: str, ns: str = "") -> None:
+def delete_quietly(client: KubeClient, resource: R.APIResource, name: str, ns: str = "") -> None:
     """Delete, ignoring NotFound."""
     with contextlib.suppress(NotFound):
         client.delete(resource, name, ns or None)

@@ -33,9 +33,10 @@ from tests.e2e.faults import (
     wait_until,
 )
 from volcano_py.api import resources as R
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.certkeeper import CertKeeper
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import ApiError, Forbidden
 
 pytestmark = pytest.mark.timeout(240)
@@ -43,7 +44,7 @@ pytestmark = pytest.mark.timeout(240)
 SA = "volcano-py"
 WEBHOOK_CONFIGURATION = "volcano-py-admission"
 RBAC_KINDS = {
-    kind: Resource("rbac.authorization.k8s.io", "v1", plural, kind, namespaced)
+    kind: APIResource("rbac.authorization.k8s.io", "v1", plural, kind, namespaced)
     for kind, plural, namespaced in (
         ("ClusterRole", "clusterroles", False),
         ("ClusterRoleBinding", "clusterrolebindings", False),

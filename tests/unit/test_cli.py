@@ -39,7 +39,7 @@ def test_cli_python_dash_m_entry_point_shows_help() -> None:
 
 def test_manager_worker_counts_reach_the_options() -> None:
     from volcano_py.commands.manager import options_from
-    from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
+    from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 
     parser = build_parser()
     defaults = options_from(parser.parse_args(["manager"]))

@@ -17,7 +17,7 @@ from volcano_py.commands.cluster_access import (
     Waiting,
     wait_for_api_server,
 )
-from volcano_py.kube.client import load_config
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import ConfigError, ConnectionFailed, ServerError, Unauthorized
 
 ROOT = Path(__file__).resolve().parents[2]

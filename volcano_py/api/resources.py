@@ -1,6 +1,6 @@
 """The API resources volcano-py reads and writes, as group/version/plural descriptors.
 
-A ``Resource`` is pure data: the kube layer turns it into URL paths, the informer factory
+A ``APIResource`` is pure data: the kube layer turns it into URL paths, the informer factory
 keys its informers by it. Nothing here performs I/O.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
-class Resource:
+class APIResource:
     """One API resource (a GVR plus the facts needed to address it)."""
 
     group: str
@@ -24,62 +24,57 @@ class Resource:
         """``group/version``, or just ``version`` for the core group."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
-    def list_kind(self) -> str:
-        """The kind of the List this resource's collection returns."""
-        return f"{self.kind}List"
-
     def __str__(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
-PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
-NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
-SECRETS = Resource("", "v1", "secrets", "Secret", namespaced=True)
-EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
-SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
-PODTEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
-LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True)
-REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
-STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", namespaced=True)
-DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", namespaced=True)
-JOBS = Resource("batch", "v1", "jobs", "Job", namespaced=True)
-CRDS = Resource(
+PODS = APIResource("", "v1", "pods", "Pod", namespaced=True)
+NODES = APIResource("", "v1", "nodes", "Node", namespaced=False)
+NAMESPACES = APIResource("", "v1", "namespaces", "Namespace", namespaced=False)
+CONFIGMAPS = APIResource("", "v1", "configmaps", "ConfigMap", namespaced=True)
+SECRETS = APIResource("", "v1", "secrets", "Secret", namespaced=True)
+EVENTS = APIResource("", "v1", "events", "Event", namespaced=True)
+SERVICEACCOUNTS = APIResource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
+PODTEMPLATES = APIResource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
+LEASES = APIResource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+DEPLOYMENTS = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
+REPLICASETS = APIResource("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
+STATEFULSETS = APIResource("apps", "v1", "statefulsets", "StatefulSet", namespaced=True)
+DAEMONSETS = APIResource("apps", "v1", "daemonsets", "DaemonSet", namespaced=True)
+JOBS = APIResource("batch", "v1", "jobs", "Job", namespaced=True)
+CRDS = APIResource(
     "apiextensions.k8s.io",
     "v1",
     "customresourcedefinitions",
     "CustomResourceDefinition",
     namespaced=False,
 )
-VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
+VALIDATING_WEBHOOK_CONFIGURATIONS = APIResource(
     "admissionregistration.k8s.io",
     "v1",
     "validatingwebhookconfigurations",
     "ValidatingWebhookConfiguration",
     namespaced=False,
 )
-VALIDATING_ADMISSION_POLICIES = Resource(
+VALIDATING_ADMISSION_POLICIES = APIResource(
     "admissionregistration.k8s.io",
     "v1",
     "validatingadmissionpolicies",
     "ValidatingAdmissionPolicy",
     namespaced=False,
 )
-VALIDATING_ADMISSION_POLICY_BINDINGS = Resource(
+VALIDATING_ADMISSION_POLICY_BINDINGS = APIResource(
     "admissionregistration.k8s.io",
     "v1",
     "validatingadmissionpolicybindings",
     "ValidatingAdmissionPolicyBinding",
     namespaced=False,
 )
-HYPERNODES = Resource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False)
-PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
-QUEUES = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
+HYPERNODES = APIResource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False)
+PODGROUPS = APIResource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
+QUEUES = APIResource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
 
-BY_KIND: dict[str, Resource] = {
+BY_KIND: dict[str, APIResource] = {
     r.kind: r
     for r in (
         PODS,

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from volcano_py.commands.argtypes import non_negative_float
-from volcano_py.kube.client import KubeClient, load_config
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import (
     ApiError,
     ConfigError,

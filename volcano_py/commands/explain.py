@@ -33,6 +33,7 @@ import orjson
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.actions.eviction import eviction_report
 from volcano_py.scheduler.actions.preempt import victim_scope
+from volcano_py.scheduler.framework.framework import close_session
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.scheduler import EVICTING_ACTIONS
 from volcano_py.scheduler.sub_job_report import sub_job_lines, sub_job_report
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         report = explain(ssn, args.job)
         report["evictions"] = evictions(ssn, args.job, simulator.conf.actions)
     finally:
-        ssn.close()
+        close_session(ssn)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -102,7 +103,7 @@ def explain(ssn: Session, job_key: str) -> JSON:
                 nodes[node.name]["scores"][plugin] = batch.get(node.name, 0.0)
         for entry in nodes.values():
             entry["total"] = sum(entry["scores"].values()) if entry["feasible"] else None
-        tasks[task.uid] = {"nodes": nodes}
+        tasks[task.key] = {"nodes": nodes}
     return {
         "job": job_key,
         "mode": str(job.mode) if job.mode else "",

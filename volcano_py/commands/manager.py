@@ -35,7 +35,7 @@ from volcano_py.kube.errors import ApiError
 from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
 from volcano_py.manager import Manager, ManagerOptions
-from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS
+from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 
 log = logging.getLogger(__name__)
 

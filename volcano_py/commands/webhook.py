@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if use_cluster and args.kubeconfig:
         # asked for this cluster by name: a kubeconfig that does not load is an error, not a
         # silent fallback to serving without tree context
-        from volcano_py.kube.client import load_config
+        from volcano_py.kube.config import load_config
         from volcano_py.kube.errors import ConfigError
 
         try:
@@ -156,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _client(kubeconfig: str | None) -> Any:
-    from volcano_py.kube.client import KubeClient, load_config
+    from volcano_py.kube.client import KubeClient
+    from volcano_py.kube.config import load_config
 
     return KubeClient(load_config(kubeconfig))
 

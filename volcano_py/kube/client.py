@@ -3,12 +3,12 @@
 Why not the ``kubernetes`` package's API classes: its model layer costs ~10x ``json.loads``
 per object, and its ``Watch.stream(deserialize=False)`` cannot survive ERROR events. We use
 that package for one thing only, loading kubeconfig / in-cluster configuration (auth plugins,
-token refresh), and talk HTTP/1.1 ourselves through ``volcano_py.kube.transport`` (why not
-urllib3: its docstring has the measured cost).
+token refresh: ``volcano_py.kube.config``), and talk HTTP/1.1 ourselves through
+``volcano_py.kube.transport`` (why not urllib3: its docstring has the measured cost).
 
 Contract:
 
-- every method takes a ``Resource`` (see ``volcano_py.api.resources``) and plain dicts;
+- every method takes a ``APIResource`` (see ``volcano_py.api.resources``) and plain dicts;
 - a non-2xx answer raises the matching ``volcano_py.kube.errors.ApiError`` subclass, and a
   request that got no answer raises ``ConnectionFailed``; nothing else escapes;
 - the client is thread-safe and rate-limited (a token bucket of ``qps`` and ``burst``;
@@ -22,20 +22,17 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
-import os
-import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import orjson
 
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
+from volcano_py.kube.config import ClientConfig, ssl_context
 from volcano_py.kube.errors import (
     ApiError,
-    ConfigError,
     ConnectionFailed,
     TooManyRequests,
     error_for,
@@ -54,75 +51,8 @@ _MAX_THROTTLE_RETRIES = 3
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-@dataclass(frozen=True)
-class ClientConfig:
-    """Where the API server is and how to authenticate to it."""
-
-    host: str
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
-    verify: bool = True
-    token: Callable[[], str | None] | None = field(default=None, repr=False)
-    impersonate_user: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    user_agent: str = "volcano-py"
-
-
-def load_config(kubeconfig: str | None = None, context: str | None = None) -> ClientConfig:
-    """Load configuration from a kubeconfig file, or in-cluster when none is given or found.
-
-    The order is the usual one: an explicit ``kubeconfig`` path, then ``$KUBECONFIG`` /
-    ``~/.kube/config`` (as the kubernetes package resolves them), then the in-cluster
-    service account. Raises ``ConfigError`` naming what to fix: a ``kubeconfig`` path that
-    does not exist or cannot be loaded, a default file that exists but is broken, or no
-    configuration at all outside a cluster.
-    """
-    from kubernetes import config as kconfig
-    from kubernetes.client import Configuration
-
-    cfg = Configuration()
-    if kubeconfig and not os.path.exists(kubeconfig):
-        raise ConfigError(f"kubeconfig {kubeconfig}: no such file")
-    default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-    try:
-        kconfig.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, client_configuration=cfg
-        )
-    except Exception as e:  # the package raises ConfigException, OSError, YAML and type errors
-        source = kubeconfig or default
-        if kubeconfig or any(os.path.exists(p) for p in default.split(os.pathsep) if p):
-            detail = " ".join(str(e).split())
-            raise ConfigError(f"kubeconfig {source}: cannot load it: {detail}") from e
-        try:
-            kconfig.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        except kconfig.ConfigException as e2:
-            where = "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default kubeconfig"
-            raise ConfigError(
-                f"no cluster configuration: {where} {default} does not exist and this is not a "
-                f"pod in a cluster ({e2}); pass --kubeconfig FILE or set KUBECONFIG"
-            ) from e2
-
-    def token() -> str | None:
-        # kubernetes >= 3x keeps kubeconfig and in-cluster tokens under "BearerToken"
-        # (with the "Bearer " prefix); older releases used "authorization"
-        value = cfg.get_api_key_with_prefix("BearerToken") or cfg.get_api_key_with_prefix(
-            "authorization"
-        )
-        return str(value) if value else None
-
-    return ClientConfig(
-        host=str(cfg.host).rstrip("/"),
-        ca_file=cfg.ssl_ca_cert,
-        cert_file=cfg.cert_file,
-        key_file=cfg.key_file,
-        verify=bool(cfg.verify_ssl),
-        token=token,
-    )
-
-
 def resource_path(
-    resource: Resource,
+    resource: APIResource,
     namespace: str | None = None,
     name: str | None = None,
     subresource: str | None = None,
@@ -190,7 +120,7 @@ class KubeClient:
         )
         self._timeout = timeout
         self._transport = Transport(
-            config.host, ssl_context=_ssl_context(config), max_idle=pool_size
+            config.host, ssl_context=ssl_context(config), max_idle=pool_size
         )
         static = [("Accept", "application/json"), ("User-Agent", config.user_agent)]
         if config.impersonate_user:
@@ -209,11 +139,6 @@ class KubeClient:
         view = copy.copy(self)
         view._write_gate = gate
         return view
-
-    def with_impersonation(self, user: str, groups: tuple[str, ...] = ()) -> KubeClient:
-        """A client for the same server acting as ``user`` (needs the impersonate verb)."""
-        config = replace(self.config, impersonate_user=user, impersonate_groups=groups)
-        return KubeClient(config)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -314,13 +239,13 @@ class KubeClient:
 
     # -- verbs ----------------------------------------------------------------------------
 
-    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         """GET one object."""
         return self.request("GET", resource_path(resource, namespace, name))
 
     def list(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         label_selector: str | None = None,
@@ -341,7 +266,7 @@ class KubeClient:
 
     def list_all(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         label_selector: str | None = None,
@@ -366,7 +291,7 @@ class KubeClient:
 
     def create(
         self,
-        resource: Resource,
+        resource: APIResource,
         body: JSON,
         namespace: str | None = None,
         *,
@@ -380,7 +305,7 @@ class KubeClient:
         path = resource_path(resource, namespace, subresource_of, subresource)
         return self.request("POST", path, body=body, retry_throttled=retry_throttled)
 
-    def update(self, resource: Resource, body: JSON, *, subresource: str | None = None) -> JSON:
+    def update(self, resource: APIResource, body: JSON, *, subresource: str | None = None) -> JSON:
         """PUT an object (optimistic concurrency through ``metadata.resourceVersion``)."""
         meta = body.get("metadata") or {}
         path = resource_path(resource, meta.get("namespace"), meta["name"], subresource)
@@ -388,7 +313,7 @@ class KubeClient:
 
     def patch(
         self,
-        resource: Resource,
+        resource: APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -407,7 +332,7 @@ class KubeClient:
 
     def delete(
         self,
-        resource: Resource,
+        resource: APIResource,
         name: str,
         namespace: str | None = None,
         *,
@@ -424,7 +349,7 @@ class KubeClient:
 
     def watch(
         self,
-        resource: Resource,
+        resource: APIResource,
         namespace: str | None = None,
         *,
         resource_version: str | None = None,
@@ -462,25 +387,6 @@ class KubeClient:
     def close(self) -> None:
         """Drop pooled connections."""
         self._transport.close()
-
-
-def _ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
-    """TLS settings for ``config.host``: its CA (or the system's), client cert, verification."""
-    if not config.host.startswith("https"):
-        return None
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if config.verify:
-        if config.ca_file:
-            context.load_verify_locations(cafile=config.ca_file)
-        else:
-            context.load_default_certs()
-    else:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if config.cert_file:
-        context.load_cert_chain(config.cert_file, config.key_file)
-    return context
 
 
 def _header_block(headers: list[tuple[str, str]]) -> bytes:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from volcano_py.api.resources import EVENTS, Resource
+from volcano_py.api.resources import EVENTS, APIResource
 from volcano_py.api.safeload import clip
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, ApiError, NotFound, is_retryable
@@ -81,7 +81,7 @@ class Recorder(Protocol):
         reason: str,
         message: str,
         *,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """Record an event about ``obj`` (``resource`` names its kind if ``obj`` does not)."""
         ...
@@ -93,7 +93,7 @@ class Recorder(Protocol):
         reason: str,
         message_format: str,
         *args: object,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """``event`` with ``message_format % args``."""
         ...
@@ -102,18 +102,18 @@ class Recorder(Protocol):
 class EventClient(Protocol):
     """The part of ``KubeClient`` the recorder uses."""
 
-    def create(self, resource: Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST a new object."""
         ...
 
     def patch(
-        self, resource: Resource, name: str, patch: Any, namespace: str | None = None
+        self, resource: APIResource, name: str, patch: Any, namespace: str | None = None
     ) -> JSON:
         """PATCH an object (merge patch)."""
         ...
 
 
-def object_reference(obj: Mapping[str, Any], resource: Resource | None = None) -> JSON:
+def object_reference(obj: Mapping[str, Any], resource: APIResource | None = None) -> JSON:
     """The ``involvedObject`` for ``obj``: identifying fields only, never its content.
 
     Raises:
@@ -173,7 +173,7 @@ class _FormattedEvents:
         reason: str,
         message: str,
         *,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """Record one event (each recorder implements it)."""
         raise NotImplementedError
@@ -185,7 +185,7 @@ class _FormattedEvents:
         reason: str,
         message_format: str,
         *args: object,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """``event`` with ``message_format % args`` (``%``-style, like logging)."""
         message = message_format % args if args else message_format
@@ -227,7 +227,7 @@ class EventRecorder(_FormattedEvents):
         reason: str,
         message: str,
         *,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """Queue an event about ``obj``; never blocks (see the module docstring)."""
         _check_type(event_type)
@@ -433,7 +433,7 @@ class DiscardRecorder(_FormattedEvents):
         reason: str,
         message: str,
         *,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """Drop the event."""
 
@@ -453,7 +453,7 @@ class FakeRecorder(_FormattedEvents):
         reason: str,
         message: str,
         *,
-        resource: Resource | None = None,
+        resource: APIResource | None = None,
     ) -> None:
         """Collect the event (checking the type and the reference like the real one)."""
         _check_type(event_type)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient, WatchStream
 from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
 from volcano_py.kube.retry import Backoff
@@ -143,7 +143,7 @@ class Informer:
     def __init__(
         self,
         client: KubeClient,
-        resource: Resource,
+        resource: APIResource,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
@@ -200,10 +200,6 @@ class Informer:
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         """Block until ``has_synced``; False on timeout."""
         return self._synced.wait(timeout)
-
-    def pending_notifications(self) -> int:
-        """Notifications queued for handlers and not yet delivered."""
-        return sum(listener.pending() for listener in self._listeners)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -361,7 +357,7 @@ def _rv(obj: JSON) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
-InformerKey = tuple[Resource, str | None, str | None, str | None]
+InformerKey = tuple[APIResource, str | None, str | None, str | None]
 
 
 class SharedInformerFactory:
@@ -378,7 +374,7 @@ class SharedInformerFactory:
 
     def informer(
         self,
-        resource: Resource,
+        resource: APIResource,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,

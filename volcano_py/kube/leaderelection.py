@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from volcano_py.api.resources import LEASES, Resource
+from volcano_py.api.resources import LEASES, APIResource
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, NotFound
 from volcano_py.kube.events import NORMAL, Recorder
@@ -61,15 +61,15 @@ MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 class LeaseClient(Protocol):
     """The part of ``KubeClient`` leader election uses."""
 
-    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         """GET one object."""
         ...
 
-    def create(self, resource: Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST a new object."""
         ...
 
-    def update(self, resource: Resource, body: JSON) -> JSON:
+    def update(self, resource: APIResource, body: JSON) -> JSON:
         """PUT an object."""
         ...
 

@@ -73,7 +73,6 @@ class Backoff:
             yield delay
 
 
-DEFAULT_RETRY = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
 """client-go's ``retry.DefaultRetry``: 5 attempts, 10 ms apart (+10% jitter)."""
 
 DEFAULT_BACKOFF = Backoff(duration=0.01, factor=5.0, jitter=0.1, steps=4)

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from volcano_py.api.resources import NODES, PODS, Resource
+from volcano_py.api.resources import NODES, PODS, APIResource
 from volcano_py.kube import memo
 
 JSON = dict[str, Any]
@@ -222,9 +222,9 @@ def slim_node(obj: JSON) -> JSON:
     return intern_strings(obj)  # type: ignore[no-any-return]
 
 
-DEFAULT_TRANSFORMS: dict[Resource, Transform] = {PODS: slim_pod, NODES: slim_node}
+DEFAULT_TRANSFORMS: dict[APIResource, Transform] = {PODS: slim_pod, NODES: slim_node}
 
 
-def default_transform(resource: Resource) -> Transform:
+def default_transform(resource: APIResource) -> Transform:
     """The transform an informer for ``resource`` uses unless told otherwise."""
     return DEFAULT_TRANSFORMS.get(resource, strip_managed_fields)

@@ -2,25 +2,51 @@
 
 A tour, in the order data flows:
 
-- ``cache.SchedulerCache`` — fed by the shared informers (Nodes, Pods, PodGroups,
-  HyperNodes), incremental; ``snapshot()`` is cheap (copy-on-write nodes).
-- ``api/`` — ``Resource`` (integer vectors), ``TaskInfo``, ``JobInfo``, ``NodeInfo``,
-  ``HyperNodeInfo`` and the ``HyperNodeTree`` with its virtual ``<cluster-top-hypernode>``.
-- ``framework/`` — ``conf`` (``volcano-scheduler.conf``), ``registry`` (``PluginRegistry``,
-  ``ActionRegistry``), ``session.Session`` (extension points as named function maps),
-  ``statement.Statement`` (allocate / discard / commit, exact inverses).
+- ``cache.SchedulerCache`` — fed by the shared informers (Nodes, Pods, PodGroups, Queues,
+  HyperNodes), incremental; ``snapshot()`` is cheap (copy-on-write nodes) and returns an
+  ``api.snapshot.Snapshot``.
+- ``api/`` — ``Resource`` (integer vectors), ``TaskInfo``, ``JobInfo``, ``SubJobInfo``,
+  ``NodeInfo``, ``QueueInfo``, ``HyperNodeInfo`` and the ``HyperNodeTree`` with its virtual
+  ``<cluster-top-hypernode>``, and the ``Snapshot`` a session opens on.
+- ``framework/`` — Volcano's framework package, one concept per module, in layers (each
+  imports only those below it; import-linter's "Scheduler layers" contract):
+
+  - ``interface`` — the ``Plugin`` / ``Action`` protocols, the extension-point function
+    types, the small records (``ValidateResult``, ``EventHandler``, ``JobFit``, ``Eviction``)
+    and ``StatementTarget``;
+  - ``statement.Statement`` — allocate / discard / commit, exact inverses, on a
+    ``StatementTarget``;
+  - ``extension_points.ExtensionPoints`` — the plugins' functions, registered
+    (``add_*_fn``) and called in tier order;
+  - ``session.Session`` — one cycle's state (nodes copy-on-write, jobs, queues, the tree,
+    binds, fits, evictions) plus its extension points; it never sees a registry;
+  - ``registry`` — ``PluginRegistry`` (and its enqueue fallback), ``ActionRegistry``,
+    ``load_conf``; ``framework.open_session`` / ``close_session`` build, open and close the
+    plugins of the configured tiers;
+  - ``conf`` / ``arguments`` / ``volcano_names`` — ``volcano-scheduler.conf``, typed plugin
+    arguments, every name a Volcano release accepts.
 - ``topology`` — per-job network topology at session open (tierName translation, soft mode,
   allocated HyperNode checks and recovery).
-- ``actions/`` — ``enqueue`` (Pending -> Inqueue with overcommit 1.2) and ``allocate``
-  (gradients from the lowest tier up, gang commit or discard).
-- ``plugins/`` — ``priority``, ``gang``, ``predicates``, ``nodeorder``,
-  ``network-topology-aware``.
+- ``actions/`` (five, seven names) — ``enqueue`` (Pending -> Inqueue through the session's
+  enqueue votes), ``allocate`` (gradients from the lowest tier up, gang commit or discard;
+  SubJobs in ``allocate_sub_jobs``), ``backfill`` (best-effort pods), ``preempt`` /
+  ``gangpreempt`` (within a queue) and ``reclaim`` / ``gangreclaim`` (across queues), both on
+  the ``eviction`` engine.
+- ``plugins/`` (eleven) — ``priority``, ``gang``, ``predicates``, ``nodeorder``,
+  ``network-topology-aware``, ``overcommit``, ``proportion``, ``capacity``, ``binpack``,
+  ``drf``, ``conformance``; ``plugins/support/`` holds what they share that is not a plugin
+  (node affinity matching, queue attributes and quota hooks, the HyperNode resource cache
+  and gradients). Actions reach plugins only through the session's extension points; actions
+  and plugins never import each other.
 - ``status`` — PodGroup phase/conditions and pod conditions, computed (pure).
-- ``binder`` — the only writer: ``pods/binding``, PodGroup updates, pod conditions, events
-  (``KubeWriter``) or the in-memory ``MemoryWriter``.
-- ``scheduler`` — ``run_cycle`` and the ``Scheduler`` loop the manager runs.
+- ``writer`` — the only writer: ``pods/binding``, PodGroup updates, pod conditions, events,
+  evictions (``KubeWriter``) or the in-memory ``MemoryWriter``; ``eviction_writes`` and
+  ``queue_status`` feed it.
+- ``scheduler`` — ``run_cycle`` and the ``Scheduler`` loop the manager runs;
+  ``capacity_metrics`` exports free capacity per HyperNode after a cycle.
 - ``simulator`` / ``treeview`` / ``treesvg`` — the in-process scheduler and the tree views
   behind ``volcano-py simulate``, ``explain`` and ``tree``.
 
-Layering: this package imports ``volcano_py.api`` and ``volcano_py.kube`` only.
+Layering: this package imports ``volcano_py.api``, ``volcano_py.kube`` and
+``volcano_py.metrics`` only.
 """

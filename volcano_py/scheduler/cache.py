@@ -45,8 +45,8 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.framework.session import Snapshot
 from volcano_py.scheduler.queues import build_queues
 
 log = logging.getLogger(__name__)
@@ -404,11 +404,6 @@ class SchedulerCache:
             tree = self.hypernodes.build()
             queues = build_queues(self._queues.values(), self._podgroups, self._job_tasks)
         return Snapshot(nodes, jobs, tree, versions, queues)
-
-    def node_objects(self) -> list[JSON]:
-        """The Node dicts (for ``tree``)."""
-        with self._lock:
-            return [self._nodes[n].node for n in sorted(self._nodes)]
 
 
 def _allocated_of(pg: JSON | None) -> str:

@@ -25,9 +25,9 @@ from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
 from volcano_py.scheduler.actions.eviction import waiting_for_releases
 from volcano_py.scheduler.actions.eviction_domains import CLUSTER_DOMAIN
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.binder import Writer
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.writer import Writer
 
 REFUSED_TTL_S = 60.0
 
@@ -46,7 +46,7 @@ def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict
     done: dict[str, str] = {}
     refused: set[str] = set()  # preemptors one of whose victims could not be evicted
     for eviction in ssn.evictions:
-        pod = cache.pod(eviction.task.uid)
+        pod = cache.pod(eviction.task.key)
         if pod is None or eviction.preemptor in refused:
             continue
         message = (
@@ -55,11 +55,11 @@ def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict
         )
         error = writer.evict(pod, message)
         if error is not None:
-            cache.eviction_refused[eviction.task.uid] = time.monotonic()
+            cache.eviction_refused[eviction.task.key] = time.monotonic()
             refused.add(eviction.preemptor)
             ssn.nominations.pop(eviction.preemptor, None)
             continue
-        done[eviction.task.uid] = eviction.preemptor
+        done[eviction.task.key] = eviction.preemptor
     for uid, domain in ssn.nominations.items():
         job = ssn.jobs[uid]
         pg = copy.copy(job.podgroup)
@@ -84,7 +84,7 @@ def served_nomination(ssn: Session, job: JobInfo, pg: Any) -> Any:
     waiting for its victims to go or its gang to be placed.
     """
     domain = job.nominated_hypernode()
-    if not domain or job.uid in ssn.nominations:
+    if not domain or job.key in ssn.nominations:
         return None
     gone = domain != CLUSTER_DOMAIN and domain not in ssn.real_nodes
     served = not job.pending_tasks() or (job.is_ready() and not waiting_for_releases(ssn, job))

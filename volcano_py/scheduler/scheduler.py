@@ -40,9 +40,8 @@ from volcano_py.metrics import (
 from volcano_py.scheduler.actions import register_builtin_actions
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
-from volcano_py.scheduler.binder import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.scheduler.capacity import EXPORT_INTERVAL_S, export_capacity
+from volcano_py.scheduler.capacity_metrics import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
 from volcano_py.scheduler.eviction_writes import (
     refused_recently,
@@ -50,8 +49,9 @@ from volcano_py.scheduler.eviction_writes import (
     write_evictions,
 )
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
+from volcano_py.scheduler.framework.framework import close_session, open_session
+from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
-from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.queue_status import (
@@ -65,6 +65,7 @@ from volcano_py.scheduler.topology_config import (
     enforces_topology,
     job_message,
 )
+from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def run_cycle(
     snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
     if notes is not None:
         notes.new_cycle()
-    ssn = Session(snapshot, conf, plugins, notes)
+    ssn = open_session(snapshot, conf, plugins, notes)
     ssn.unevictable = refused_recently(cache)
     try:
         for name in conf.actions:
@@ -147,18 +148,18 @@ def run_cycle(
                 (time.perf_counter() - action_started) * 1e6
             )
     finally:
-        ssn.close()
+        close_session(ssn)
     result = CycleResult(job_fit=dict(ssn.job_fit))
     for task in ssn.binds:
-        cache.assume(task.uid, task.node_name)
+        cache.assume(task.key, task.node_name)
     errors = writer.bind(ssn.binds) if ssn.binds else {}
     for task in ssn.binds:
-        if task.uid in errors:
-            cache.forget(task.uid)
+        if task.key in errors:
+            cache.forget(task.key)
             task.status = TaskStatus.PENDING
             task.node_name = ""
         else:
-            result.binds[task.uid] = task.node_name
+            result.binds[task.key] = task.node_name
     result.bind_errors = errors
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
@@ -167,29 +168,29 @@ def run_cycle(
     for job in ssn.jobs.values():
         note = ""
         if job.topology_warning:
-            result.warnings[job.uid] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
+            result.warnings[job.key] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
         elif job.mode is not None and not topology_on:
             note = job_message(job)
-            result.warnings[job.uid] = (NOT_CONFIGURED_REASON, note)
-        fit = ssn.job_fit.get(job.uid)
+            result.warnings[job.key] = (NOT_CONFIGURED_REASON, note)
+        fit = ssn.job_fit.get(job.key)
         failed = [uid for uid in errors if uid in job.tasks]
         if failed and fit is None:
             fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
         new = podgroup_status(
             job.podgroup, job, fit, now=now, transition_id=transition_id, note=note
         )
-        if new is None and job.uid in ssn.nominations:
+        if new is None and job.key in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
         elif fit is None and _settles(job):
-            settled[job.uid] = snapshot.job_versions.get(job.uid, 0)
+            settled[job.key] = snapshot.job_versions.get(job.key, 0)
         if fit is None:
             continue
         for task in job.pending_tasks():
-            pod = cache.pod(task.uid)
+            pod = cache.pod(task.key)
             if pod is not None:
                 condition = pod_unschedulable_condition(pod, fit.message, now=now)
                 writer.pod_unschedulable(pod, condition, fit.message)

@@ -20,14 +20,16 @@ from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPER
 from volcano_py.api.safeload import FILE_LIMITS, LoadError, load_any
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING
-from volcano_py.scheduler.binder import MemoryWriter
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
+from volcano_py.scheduler.framework.framework import open_session
 from volcano_py.scheduler.framework.registry import load_conf
-from volcano_py.scheduler.framework.session import Session, Snapshot
+from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
+from volcano_py.scheduler.writer import MemoryWriter
 
 JSON = dict[str, Any]
 KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod", "PodDisruptionBudget")
@@ -280,5 +282,5 @@ class Simulator:
         return result
 
     def open_session(self) -> Session:
-        """A session on the current state (nothing is bound; close it when done)."""
-        return Session(self.cache.snapshot(), self.conf, self.plugins)
+        """A session on the current state (nothing is bound; ``close_session`` it when done)."""
+        return open_session(self.cache.snapshot(), self.conf, self.plugins)

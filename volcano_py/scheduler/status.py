@@ -27,7 +27,7 @@ from volcano_py.api.constants import (
 )
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
-from volcano_py.scheduler.framework.session import JobFit
+from volcano_py.scheduler.framework.interface import JobFit
 
 JSON = dict[str, Any]
 

@@ -84,9 +84,9 @@ def resolve_job_topology(
         else:
             notes.info(
                 log,
-                job.uid,
+                job.key,
                 "job %s: highestTierName %r is unknown; soft mode goes on without it",
-                job.uid,
+                job.key,
                 job.highest_tier_name,
             )
     if hard and job.highest_tier is None:
@@ -134,9 +134,9 @@ def _check_allocated_hypernode(
     if job.allocated_hypernode and (gone or not placed):
         notes.info(
             log,
-            job.uid,
+            job.key,
             "job %s: dropping AllocatedHyperNode %s (gone or nothing placed)",
-            job.uid,
+            job.key,
             job.allocated_hypernode,
         )
         job.allocated_hypernode = ""
@@ -157,9 +157,9 @@ def _check_allocated_hypernode(
     job.allocated_hypernode = lca
     notes.info(
         log,
-        job.uid,
+        job.key,
         "job %s: recovered AllocatedHyperNode %s from %d placed tasks",
-        job.uid,
+        job.key,
         lca,
         len(placed),
     )

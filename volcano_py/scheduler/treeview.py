@@ -16,8 +16,8 @@ from typing import Any
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.scheduler.framework.session import Snapshot
 
 JSON = dict[str, Any]
 

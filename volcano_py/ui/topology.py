@@ -41,8 +41,8 @@ from volcano_py.api.constants import (
 from volcano_py.controllers.hypernode.reconcile import STALE_CONDITION
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
-from volcano_py.scheduler.framework.session import Snapshot
 from volcano_py.scheduler.simulator import sub_jobs_view
 from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
 

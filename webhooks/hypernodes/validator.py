@@ -152,7 +152,6 @@ class HyperNodeValidator:
         self._schema = schema if schema is not None else SchemaChecker(compiled=compiled)
         self._check_schema = check_schema
         self._member_rules = self.policy.member_rules
-        self._object_rules = tuple(r for r in self.policy.rules if r.member_var is None)
         self._positions = {id(rule): i for i, rule in enumerate(self._member_rules)}
         self._memo = _MemberMemo(self._member_rules)
         self._lists: dict[str, _MemberList] = {}

@@ -80,7 +80,7 @@ def statefulset(name: str, namespace: str, replicas: int, **pod: Any) -> JSON:
     }
 
 
-def items(client: KubeClient, resource: R.Resource, namespace: str) -> list[JSON]:
+def items(client: KubeClient, resource: R.APIResource, namespace: str) -> list[JSON]:
     return list(client.list(resource, namespace)["items"])
 
 

@@ -26,17 +26,17 @@ import pytest
 from tests.builders import exact, force_delete_pod, pod_body, podgroup_body
 from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
 from volcano_py.metrics import REGISTRY
 from volcano_py.scheduler.scheduler import Scheduler
 
 JSON = dict[str, Any]
-PRIORITY_CLASSES = Resource(
+PRIORITY_CLASSES = APIResource(
     "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
 )
-PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
+PDBS = APIResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True)
 NOMINATED = "volcano.sh/nominated-hypernode"
 HOLD = "test.volcano-py.io/hold"  # keeps an evicted pod Terminating until the test lets go
 CONF = """

@@ -179,7 +179,7 @@ def _spy_binds(stop: Callable[[], Scheduler], calls: list[str]) -> object:
     original = scheduler.writer.bind
 
     def bind(tasks: list[TaskInfo]) -> dict[str, str]:
-        calls.extend(t.uid for t in tasks)
+        calls.extend(t.key for t in tasks)
         return original(tasks)
 
     scheduler.writer.bind = bind  # type: ignore[method-assign]

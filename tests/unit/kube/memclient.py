@@ -13,7 +13,7 @@ import threading
 from collections import defaultdict, deque
 from typing import Any
 
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 
 JSON = dict[str, Any]
@@ -31,18 +31,18 @@ class MemoryClient:
         with self._lock:
             self.failures[verb].extend(errors)
 
-    def _start(self, verb: str, resource: Resource, name: str) -> None:
+    def _start(self, verb: str, resource: APIResource, name: str) -> None:
         self.calls.append((verb, resource.plural, name))
         if self.failures[verb]:
             raise self.failures[verb].popleft()
 
-    def stored(self, resource: Resource, name: str, namespace: str = "") -> JSON:
+    def stored(self, resource: APIResource, name: str, namespace: str = "") -> JSON:
         return self.objects[(resource.plural, namespace, name)]
 
-    def of(self, resource: Resource) -> list[JSON]:
+    def of(self, resource: APIResource) -> list[JSON]:
         return [o for (plural, _, _), o in self.objects.items() if plural == resource.plural]
 
-    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         with self._lock:
             self._start("get", resource, name)
             obj = self.objects.get((resource.plural, namespace or "", name))
@@ -50,7 +50,7 @@ class MemoryClient:
                 raise NotFound(404, "NotFound", f"{resource.plural} {name!r} not found")
             return copy.deepcopy(obj)
 
-    def create(self, resource: Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
         with self._lock:
             name = body["metadata"]["name"]
             self._start("create", resource, name)
@@ -64,7 +64,7 @@ class MemoryClient:
             self.objects[key] = obj
             return copy.deepcopy(obj)
 
-    def update(self, resource: Resource, body: JSON) -> JSON:
+    def update(self, resource: APIResource, body: JSON) -> JSON:
         with self._lock:
             meta = body["metadata"]
             self._start("update", resource, meta["name"])
@@ -80,7 +80,7 @@ class MemoryClient:
             return copy.deepcopy(obj)
 
     def patch(
-        self, resource: Resource, name: str, patch: Any, namespace: str | None = None
+        self, resource: APIResource, name: str, patch: Any, namespace: str | None = None
     ) -> JSON:
         with self._lock:
             self._start("patch", resource, name)
@@ -92,7 +92,7 @@ class MemoryClient:
             current["metadata"]["resourceVersion"] = str(next(self._rv))
             return copy.deepcopy(current)
 
-    def bump(self, resource: Resource, name: str, namespace: str, **spec: Any) -> None:
+    def bump(self, resource: APIResource, name: str, namespace: str, **spec: Any) -> None:
         """Another writer changes the object: new resourceVersion, optional spec fields."""
         with self._lock:
             obj = self.objects[(resource.plural, namespace, name)]

@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 
 from volcano_py.api import resources as R
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import NotFound
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from volcano_py.api.resources import PODS
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import NotLeader
 
 

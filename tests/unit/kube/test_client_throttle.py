@@ -9,7 +9,8 @@ import pytest
 
 from volcano_py.api import resources as R
 from volcano_py.kube import client as client_module
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import TooManyRequests
 
 

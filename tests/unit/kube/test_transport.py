@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import ConnectionFailed, NotFound
 from volcano_py.kube.transport import Transport, TransportError
 from webhooks import certs

@@ -6,9 +6,9 @@ from tests.unit.scheduler.helpers import gpu_cluster
 from tests.unit.scheduler.objects import node, pod, podgroup
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.binder import MemoryWriter
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.simulator import Simulator, fill_cache
+from volcano_py.scheduler.writer import MemoryWriter
 
 GPU = "nvidia.com/gpu"
 
@@ -103,8 +103,8 @@ def test_failed_bind_rolls_back_and_job_is_retried_next_cycle() -> None:
     failures = {"default/job-1": 1}
 
     def fail(task: TaskInfo) -> str | None:
-        if failures.get(task.uid):
-            failures[task.uid] -= 1
+        if failures.get(task.key):
+            failures[task.key] -= 1
             return "ServerError: boom"
         return None
 
@@ -130,7 +130,7 @@ def test_bound_pod_is_never_bound_again() -> None:
 def test_failed_scheduling_events_are_rate_limited_per_pod() -> None:
     from volcano_py.kube.clock import FakeClock
     from volcano_py.kube.events import FakeRecorder
-    from volcano_py.scheduler.binder import EVENT_INTERVAL_S, KubeWriter
+    from volcano_py.scheduler.writer import EVENT_INTERVAL_S, KubeWriter
 
     clock = FakeClock()
     recorder = FakeRecorder()
@@ -150,7 +150,7 @@ def test_failed_scheduling_events_are_rate_limited_per_pod() -> None:
 def test_failed_scheduling_throttle_forgets_pods_past_the_interval() -> None:
     from volcano_py.kube.clock import FakeClock
     from volcano_py.kube.events import FakeRecorder
-    from volcano_py.scheduler.binder import _EVENTS_PRUNE_MIN, EVENT_INTERVAL_S, KubeWriter
+    from volcano_py.scheduler.writer import _EVENTS_PRUNE_MIN, EVENT_INTERVAL_S, KubeWriter
 
     clock = FakeClock()
     recorder = FakeRecorder()

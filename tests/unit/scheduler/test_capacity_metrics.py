@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from volcano_py.metrics import REGISTRY
 from volcano_py.scheduler.api.resource import Resource
-from volcano_py.scheduler.capacity import export_capacity, pods_fitting
+from volcano_py.scheduler.capacity_metrics import export_capacity, pods_fitting
 from volcano_py.scheduler.simulator import Simulator
 
 

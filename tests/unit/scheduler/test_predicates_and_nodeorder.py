@@ -10,9 +10,12 @@ from tests.unit.scheduler.objects import node, pod
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.plugins.node_affinity import selector_and_affinity_match, tolerates
 from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin, balanced, least_requested
 from volcano_py.scheduler.plugins.predicates import resource_reason, static_reason
+from volcano_py.scheduler.plugins.support.node_affinity import (
+    selector_and_affinity_match,
+    tolerates,
+)
 
 
 def _required(*terms: dict[str, Any]) -> dict[str, Any]:

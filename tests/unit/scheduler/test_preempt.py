@@ -18,13 +18,13 @@ from tests.unit.scheduler.objects import hypernode, node, pod, podgroup, queue
 from volcano_py.kube.errors import TooManyRequests
 from volcano_py.kube.events import FakeRecorder
 from volcano_py.scheduler.api.task_info import TaskInfo
-from volcano_py.scheduler.binder import KubeWriter, eviction_body
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.plugins.gang import gang_victims
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import Simulator
+from volcano_py.scheduler.writer import KubeWriter, eviction_body
 
 GPU = "nvidia.com/gpu"
 REPO = Path(__file__).resolve().parents[3]
@@ -35,7 +35,7 @@ def _running(name: str, group: str, node_name: str, priority: int, **kw: Any) ->
 
 
 def _tasks(ssn: Any, job: str) -> list[TaskInfo]:
-    return sorted(ssn.jobs[job].tasks.values(), key=lambda t: t.uid)
+    return sorted(ssn.jobs[job].tasks.values(), key=lambda t: t.key)
 
 
 def _cluster() -> list[dict[str, Any]]:

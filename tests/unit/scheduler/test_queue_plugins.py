@@ -17,7 +17,7 @@ from volcano_py.scheduler.plugins.binpack import BinpackPlugin
 from volcano_py.scheduler.plugins.conformance import victims
 from volcano_py.scheduler.plugins.overcommit import OvercommitPlugin
 from volcano_py.scheduler.plugins.proportion import deal_by_weight
-from volcano_py.scheduler.plugins.queue_attr import QueueAttr
+from volcano_py.scheduler.plugins.support.queue_attr import QueueAttr
 
 BINPACK_ARGS = {
     "binpack.weight": 10,

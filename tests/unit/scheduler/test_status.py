@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.unit.scheduler.objects import pod, podgroup
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
-from volcano_py.scheduler.framework.session import JobFit
+from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
 
 NOW = "2026-01-01T00:00:00Z"

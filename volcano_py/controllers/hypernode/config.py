@@ -198,21 +198,6 @@ def parse_duration(value: object) -> float:
     return sign * total
 
 
-def format_duration(seconds: float) -> str:
-    """The shortest Go-style rendering of whole seconds (``3600`` -> ``1h``)."""
-    whole = int(seconds)
-    if whole != seconds or whole <= 0:
-        return f"{seconds:g}s"
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [
-        f"{hours}h" if hours else "",
-        f"{minutes}m" if minutes else "",
-        f"{secs}s" if secs else "",
-    ]
-    return "".join(parts)
-
-
 def parse_config_text(
     text: str, *, default_namespace: str = DEFAULT_NAMESPACE
 ) -> NetworkTopologyConfig:

@@ -70,17 +70,17 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 class HyperNodeClient(Protocol):
     """The ``KubeClient`` verbs the reconcile uses."""
 
-    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
         """GET one object."""
         ...
 
-    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST an object."""
         ...
 
     def patch(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -93,7 +93,7 @@ class HyperNodeClient(Protocol):
 
     def delete(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         namespace: str | None = None,
         *,
@@ -414,7 +414,7 @@ class Reconciler:
             self._event(target, REASON_WRITE_REJECTED, message, R.CONFIGMAPS)
 
     def _event(
-        self, obj: Mapping[str, Any], reason: str, message: str, resource: R.Resource
+        self, obj: Mapping[str, Any], reason: str, message: str, resource: R.APIResource
     ) -> None:
         if self._recorder is None:
             return

@@ -298,7 +298,7 @@ class StatusClient(Protocol):
 
     def patch(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,

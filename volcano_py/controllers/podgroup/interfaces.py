@@ -47,21 +47,21 @@ class Request:
 class PodGroupClient(Protocol):
     """The ``KubeClient`` verbs pg-controller uses (a recording fake in unit tests)."""
 
-    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
         """GET one object."""
         ...
 
-    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST a new object."""
         ...
 
-    def update(self, resource: R.Resource, body: JSON) -> JSON:
+    def update(self, resource: R.APIResource, body: JSON) -> JSON:
         """PUT an object."""
         ...
 
     def patch(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -71,7 +71,7 @@ class PodGroupClient(Protocol):
         """PATCH an object."""
         ...
 
-    def delete(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+    def delete(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
         """DELETE an object."""
         ...
 

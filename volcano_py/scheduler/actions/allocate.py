@@ -51,7 +51,8 @@ from volcano_py.scheduler.actions.placement import (
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +75,16 @@ class AllocateAction:
         for job in queue_ordered(ssn, jobs):
             invalid = ssn.job_valid(job)
             if invalid is not None:
-                ssn.job_fit[job.uid] = JobFit(invalid.reason, invalid.message)
+                ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
                 continue
             refused = queue_refusal(ssn, job)
             if refused is not None:
-                ssn.job_fit[job.uid] = refused
+                ssn.job_fit[job.key] = refused
                 continue
             if job.topology_error:
-                ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
+                ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
                 continue
-            others = {n for uid, names in reserved.items() if uid != job.uid for n in names}
+            others = {n for uid, names in reserved.items() if uid != job.key for n in names}
             if job.has_sub_group_policy():
                 allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
             elif job.with_network_topology():
@@ -98,7 +99,7 @@ def nominated_nodes(ssn: Session) -> dict[str, set[str]]:
     for job in ssn.jobs.values():
         name = job.nominated_hypernode()
         if name and name in ssn.real_nodes and job.pending_tasks():
-            out[job.uid] = set(ssn.real_nodes[name])
+            out[job.key] = set(ssn.real_nodes[name])
     return out
 
 
@@ -129,7 +130,7 @@ def record_fit(ssn: Session, job: JobInfo, text: str) -> None:
     )
     if oversized:
         text = f"{oversized}; {text}"
-    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
+    ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
 
 
 def allocate_with_topology(
@@ -171,7 +172,7 @@ def try_hypernode(
         job.allocated_hypernode = ssn.placed_lca(job)
         log.info(
             "job %s: placed in HyperNode %s, AllocatedHyperNode=%s",
-            job.uid,
+            job.key,
             hypernode,
             job.allocated_hypernode,
         )

@@ -47,7 +47,8 @@ from volcano_py.scheduler.actions.placement import (
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
-from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def allocate_partitioned(
         if len(job.pending_tasks()) >= before:
             break
     if committed:
-        ssn.job_fit.pop(job.uid, None)
+        ssn.job_fit.pop(job.key, None)
     return committed
 
 
@@ -133,7 +134,7 @@ def _allocate_round(
             job.allocated_hypernode = ssn.placed_lca(job)
             log.info(
                 "job %s: SubJobs placed in domain %s (score %.1f), AllocatedHyperNode=%s",
-                job.uid,
+                job.key,
                 best[1].name,
                 best[0],
                 job.allocated_hypernode,
@@ -269,4 +270,4 @@ def _record_failure(ssn: Session, job: JobInfo, failure: str) -> None:
             reports = reach_reports(ssn, job.gang_min_resources(), highest, job.allocated_hypernode)
             if reports:
                 text = tiers_message(reports)
-    ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
+    ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)

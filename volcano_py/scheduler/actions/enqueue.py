@@ -11,8 +11,8 @@ Jobs are tried in job order. A Pending job is admitted when
    ``QueueNotOpen`` naming the queue; Volcano leaves a job of a missing queue Pending too);
 2. it has no ``minResources`` (admitted without a vote, as Volcano), or no plugin rejects
    it: the ``job_enqueueable`` votes (overcommit, proportion, capacity) over its
-   ``minResources``. When no plugin votes (volcano-py's default tiers), the overcommit gate
-   runs with its default factor 1.2, as before.
+   ``minResources``. When no configured plugin votes, the session holds the registry's
+   fallback voter, the overcommit gate at its default factor 1.2.
 
 A rejected job stays Pending with ``NotEnoughResources`` and the voter's reason. A PodGroup
 whose spec cannot be read is not admitted (``InvalidPodGroup`` naming the field).
@@ -31,8 +31,8 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.scheduler.actions.fit_errors import oversized_message
-from volcano_py.scheduler.framework.session import JobFit, Session
-from volcano_py.scheduler.plugins.overcommit import OvercommitGate
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +47,18 @@ class EnqueueAction:
         pending = [job for job in ssn.jobs.values() if job.phase == PodGroupPhase.PENDING]
         if not pending:
             return
-        gate = None if ssn.has_job_enqueueable_fns else OvercommitGate(ssn)
         pending.sort(key=ssn.job_order_key())
         for job in pending:
             if job.invalid:
-                ssn.job_fit[job.uid] = JobFit(INVALID_PODGROUP_REASON, job.invalid)
+                ssn.job_fit[job.key] = JobFit(INVALID_PODGROUP_REASON, job.invalid)
                 continue
             closed = ssn.queue_gate(job)
             if closed is not None:
-                ssn.job_fit[job.uid] = closed
+                ssn.job_fit[job.key] = closed
                 continue
             reason = None
             if not job.min_resources.is_empty():
-                reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
+                reason = ssn.job_enqueueable(job)
             if reason is not None:
                 # a pod no node can hold even empty is the thing to fix first
                 oversized = oversized_message(
@@ -67,11 +66,8 @@ class EnqueueAction:
                 )
                 if oversized:
                     reason = f"{oversized}; {reason}"
-                ssn.job_fit[job.uid] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
+                ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, reason)
                 continue
             job.phase = PodGroupPhase.INQUEUE
-            if gate is not None:
-                gate.enqueued(job)
-            else:
-                ssn.job_enqueued(job)
-            log.debug("job %s: Pending -> Inqueue (queue %s)", job.uid, job.queue)
+            ssn.job_enqueued(job)
+            log.debug("job %s: Pending -> Inqueue (queue %s)", job.key, job.queue)

@@ -52,7 +52,8 @@ from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
-from volcano_py.scheduler.framework.session import Eviction, JobFit, Session
+from volcano_py.scheduler.framework.interface import Eviction, JobFit
+from volcano_py.scheduler.framework.session import Session
 
 
 class EvictionPlanner:
@@ -82,9 +83,9 @@ class EvictionPlanner:
             self.need.add(task.resreq)
 
     def _protected(self, task: TaskInfo) -> bool:
-        known = self._protected_cache.get(task.uid)
+        known = self._protected_cache.get(task.key)
         if known is None:
-            known = self._protected_cache[task.uid] = not_preemptable(task, self.ssn.jobs)
+            known = self._protected_cache[task.key] = not_preemptable(task, self.ssn.jobs)
         return known
 
     def _nodes(self, domain: str) -> list[str]:
@@ -97,9 +98,9 @@ class EvictionPlanner:
         out = []
         for name in node_names:
             for task in ssn.nodes[name].tasks.values():
-                if task.status not in EVICTABLE_STATES or task.job == self.job.uid:
+                if task.status not in EVICTABLE_STATES or task.job == self.job.key:
                     continue
-                if task.uid in self.taken or task.uid in ssn.unevictable:
+                if task.key in self.taken or task.key in ssn.unevictable:
                     continue
                 victim_job = ssn.jobs.get(task.job)
                 if victim_job is None or not self.in_scope(victim_job):
@@ -112,36 +113,36 @@ class EvictionPlanner:
     def _bundles(self, in_domain: list[TaskInfo]) -> list[list[TaskInfo]]:
         """Surplus pods one by one, and whole gangs, as the victim functions permit."""
         ssn = self.ssn
-        inside = {t.uid for t in in_domain}
+        inside = {t.key for t in in_domain}
         jobs = sorted({t.job for t in in_domain})
         offered: list[TaskInfo] = list(in_domain)
         for uid in jobs:
             offered += [
                 t
                 for t in ssn.jobs[uid].tasks.values()
-                if t.status in READY and t.uid not in inside and t.node_name
+                if t.status in READY and t.key not in inside and t.node_name
             ]
-        permitted = {t.uid for t in self.victim_fn(self.preemptor, offered)}
+        permitted = {t.key for t in self.victim_fn(self.preemptor, offered)}
         bundles: list[list[TaskInfo]] = []
         for uid in jobs:
             victim_job = ssn.jobs[uid]
             ready = [t for t in victim_job.tasks.values() if t.status in READY]
             surplus = len(ready) - victim_job.min_member
-            for task in sorted((t for t in in_domain if t.job == uid), key=lambda t: t.uid):
+            for task in sorted((t for t in in_domain if t.job == uid), key=lambda t: t.key):
                 if surplus <= 0:
                     break
-                if task.uid in permitted:
+                if task.key in permitted:
                     bundles.append([task])
                     surplus -= 1
-            whole = ready and all(t.uid in permitted for t in ready)
-            if whole and not any(t.uid in ssn.unevictable or self._protected(t) for t in ready):
-                bundles.append(sorted(ready, key=lambda t: t.uid))
+            whole = ready and all(t.key in permitted for t in ready)
+            if whole and not any(t.key in ssn.unevictable or self._protected(t) for t in ready):
+                bundles.append(sorted(ready, key=lambda t: t.key))
         return bundles
 
     def fits(self, victims: list[TaskInfo], node_names: list[str]) -> bool:
         """Whether the job's gang fits on ``node_names`` once ``victims`` are gone (a trial)."""
         ssn, job = self.ssn, self.job
-        victims = list({t.uid: t for t in victims}.values())
+        victims = list({t.key: t for t in victims}.values())
         for task in victims:
             ssn.own_node(task.node_name).remove_task(task)
             ssn.fire_deallocate(task)
@@ -157,8 +158,8 @@ class EvictionPlanner:
                 place_tasks(ssn, stmt, job, [ssn.nodes[n] for n in node_names], Counter())
             ok = len(stmt) > 0 and ssn.job_ready(job)
             if ok:
-                self.placement = {t.uid: t.node_name for t in stmt.operations}
-                self._last_fit = frozenset(t.uid for t in victims)
+                self.placement = {t.key: t.node_name for t in stmt.operations}
+                self._last_fit = frozenset(t.key for t in victims)
             return ok
         finally:
             stmt.discard()
@@ -221,7 +222,7 @@ class EvictionPlanner:
             return total / len(bundle)
 
         # fewest pods first: the bundles freeing most of the need per pod, then the cheapest
-        bundles.sort(key=lambda b: (-freed(b), jobs[b[0].job].priority, len(b), b[0].uid))
+        bundles.sort(key=lambda b: (-freed(b), jobs[b[0].job].priority, len(b), b[0].key))
         idle = Resource()
         for name in node_names:
             idle.add(self.ssn.nodes[name].idle)
@@ -250,8 +251,8 @@ class EvictionPlanner:
                     left.sub(task.resreq)
             if self.need.less_equal(left) and self.fits([t for b in rest for t in b], node_names):
                 chosen, idle = rest, left
-        choice.victims = list({t.uid: t for b in chosen for t in b}.values())
-        if self._last_fit != frozenset(t.uid for t in choice.victims):
+        choice.victims = list({t.key: t for b in chosen for t in b}.values())
+        if self._last_fit != frozenset(t.key for t in choice.victims):
             self.fits(choice.victims, node_names)
         choice.placement = dict(self.placement)
         choice.cost = self._cost(choice.victims)
@@ -282,7 +283,7 @@ class EvictionPlanner:
             else:
                 choice = self.evaluate(domain, tier)
                 entry["feasible"] = choice.feasible
-                entry["victims"] = sorted(t.uid for t in choice.victims)
+                entry["victims"] = sorted(t.key for t in choice.victims)
                 pods, priority, gangs = choice.cost
                 entry["cost"] = {"pods": pods, "maxVictimPriority": priority, "gangs": gangs}
                 if rank >= limit:
@@ -316,13 +317,13 @@ def evict_for_jobs(
     scope: Scope,
 ) -> None:
     """Run the planner for every starving job in job order; record evictions and nominations."""
-    taken = {e.task.uid for e in ssn.evictions}
+    taken = {e.task.key for e in ssn.evictions}
     starving = [
         job
         for job in ssn.jobs.values()
-        if job.uid in ssn.job_fit
+        if job.key in ssn.job_fit
         and job.pending_tasks()
-        and job.uid not in ssn.nominations
+        and job.key not in ssn.nominations
         and ssn.job_valid(job) is None
         and not waiting_for_releases(ssn, job)
         and not _never_preempts(job)
@@ -336,14 +337,14 @@ def evict_for_jobs(
         if not best.victims:
             continue  # it fits already: allocate will place it next cycle
         for task in best.victims:
-            taken.add(task.uid)
-            ssn.evictions.append(Eviction(task, job.uid, best.domain, action))
-        ssn.nominations[job.uid] = best.domain
-        ssn.nominated_nodes[job.uid] = best.placement
-        ssn.job_fit[job.uid] = JobFit(
-            ssn.job_fit[job.uid].reason,
+            taken.add(task.key)
+            ssn.evictions.append(Eviction(task, job.key, best.domain, action))
+        ssn.nominations[job.key] = best.domain
+        ssn.nominated_nodes[job.key] = best.placement
+        ssn.job_fit[job.key] = JobFit(
+            ssn.job_fit[job.key].reason,
             f"{action}: evicting {len(best.victims)} pod(s) in {best.domain} "
-            f"for this PodGroup; " + ssn.job_fit[job.uid].message,
+            f"for this PodGroup; " + ssn.job_fit[job.key].message,
         )
 
 

@@ -112,4 +112,4 @@ def oversized_message(tasks: list[TaskInfo], nodes: Collection[NodeInfo], larges
         detail = f"no node has {asked} together"
     more = len(oversized) - 1
     others = f", nor {more} more pod{'s' if more > 1 else ''} of the job" if more else ""
-    return f"no single node can hold pod {task.uid} ({detail}){others}"
+    return f"no single node can hold pod {task.key} ({detail}){others}"

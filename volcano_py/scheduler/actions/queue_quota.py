@@ -19,7 +19,8 @@ from collections.abc import Iterator
 
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
-from volcano_py.scheduler.framework.session import JobFit, Session
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
 
 
 def queue_refusal(ssn: Session, job: JobInfo) -> JobFit | None:

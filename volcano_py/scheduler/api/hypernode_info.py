@@ -126,11 +126,6 @@ class HyperNodeIndex:
         self._node_labels: dict[str, Mapping[str, str]] = {}
         self._tree: HyperNodeTree | None = None
 
-    @property
-    def version_dirty(self) -> bool:
-        """True when the next ``build()`` will rebuild."""
-        return self._tree is None
-
     def set_hypernode(self, obj: JSON) -> None:
         """Add or replace a HyperNode and resolve its Node members against every node."""
         name = (obj.get("metadata") or {}).get("name", "")
@@ -202,49 +197,14 @@ def build_tree(
     objs: Mapping[str, JSON],
 ) -> HyperNodeTree:
     """Link parsed HyperNodes into a tree and check it (see the module docstring)."""
-    errors: list[str] = []
     nodes = set(existing_nodes)
     names = sorted(specs)
-    children: dict[str, list[str]] = {n: [] for n in names}
-    parents: dict[str, list[str]] = {n: [] for n in names}
-    for name in names:
-        for member in specs[name].members:
-            if member.type is not MemberType.HYPERNODE:
-                continue
-            for child in sorted(resolve_hypernode_members(member, names)):
-                if child in specs and child not in children[name]:
-                    children[name].append(child)
-                    parents[child].append(name)
+    children, parents = _links(specs, names)
     node_parents: dict[str, list[str]] = {}
     for name in names:
         for node in direct_nodes.get(name, ()):
             node_parents.setdefault(node, []).append(name)
-    quarantined: dict[str, str] = {}
-    for name in names:
-        if specs[name].tier > MAX_HYPERNODE_TIER:
-            error = (
-                f"HyperNode {name}: spec.tier {specs[name].tier} is over the maximum tier "
-                f"{MAX_HYPERNODE_TIER}"
-            )
-            errors.append(error)
-            quarantined[name] = error
-    for child, ps in parents.items():
-        if len(ps) > 1:
-            error = f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}"
-            errors.append(error)
-            quarantined.setdefault(child, error)
-    for node in sorted(node_parents):
-        if len(node_parents[node]) > 1:
-            claimants = sorted(node_parents[node], key=lambda n: (_created(objs.get(n)), n))
-            error = f"node {node} is a member of more than one HyperNode: {', '.join(claimants)}"
-            errors.append(error)
-            for later in claimants[1:]:
-                quarantined.setdefault(later, f"{error} ({claimants[0]} claimed it first)")
-    for loop in _cycles(names, children):
-        error = "HyperNode cycle: " + " -> ".join(loop)
-        errors.append(error)
-        for name in loop:
-            quarantined.setdefault(name, error)
+    errors, quarantined = _faults(names, specs, children, parents, node_parents, objs)
     quarantined_nodes: dict[str, frozenset[str]] = {}
     if quarantined:
         healthy_nodes = {
@@ -283,17 +243,7 @@ def build_tree(
     for name, info in infos.items():
         by_tier_lists.setdefault(info.tier, []).append(name)
     by_tier = {tier: tuple(sorted(v)) for tier, v in by_tier_lists.items()}
-    tier_names: dict[str, int] = {}
-    warnings: list[str] = []
-    for name in names:
-        spec = specs[name]
-        if not spec.tier_name:
-            continue
-        known = tier_names.setdefault(spec.tier_name, spec.tier)
-        if known != spec.tier:
-            warnings.append(
-                f"tierName {spec.tier_name} names tiers {known} and {spec.tier} (HyperNode {name})"
-            )
+    tier_names, warnings = _tier_names(specs, names)
     return HyperNodeTree(
         hypernodes=infos,
         real_nodes=real_nodes,
@@ -306,6 +256,80 @@ def build_tree(
         quarantined=quarantined,
         quarantined_nodes=quarantined_nodes,
     )
+
+
+def _links(
+    specs: Mapping[str, HyperNode], names: list[str]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Children and parents of every HyperNode, from its HyperNode members."""
+    children: dict[str, list[str]] = {n: [] for n in names}
+    parents: dict[str, list[str]] = {n: [] for n in names}
+    for name in names:
+        for member in specs[name].members:
+            if member.type is not MemberType.HYPERNODE:
+                continue
+            for child in sorted(resolve_hypernode_members(member, names)):
+                if child in specs and child not in children[name]:
+                    children[name].append(child)
+                    parents[child].append(name)
+    return children, parents
+
+
+def _faults(
+    names: list[str],
+    specs: Mapping[str, HyperNode],
+    children: Mapping[str, list[str]],
+    parents: Mapping[str, list[str]],
+    node_parents: Mapping[str, list[str]],
+    objs: Mapping[str, JSON],
+) -> tuple[list[str], dict[str, str]]:
+    """The tree's errors, and the HyperNodes they quarantine (name -> why)."""
+    errors: list[str] = []
+    quarantined: dict[str, str] = {}
+    for name in names:
+        if specs[name].tier > MAX_HYPERNODE_TIER:
+            error = (
+                f"HyperNode {name}: spec.tier {specs[name].tier} is over the maximum tier "
+                f"{MAX_HYPERNODE_TIER}"
+            )
+            errors.append(error)
+            quarantined[name] = error
+    for child, ps in parents.items():
+        if len(ps) > 1:
+            error = f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}"
+            errors.append(error)
+            quarantined.setdefault(child, error)
+    for node in sorted(node_parents):
+        if len(node_parents[node]) > 1:
+            claimants = sorted(node_parents[node], key=lambda n: (_created(objs.get(n)), n))
+            error = f"node {node} is a member of more than one HyperNode: {', '.join(claimants)}"
+            errors.append(error)
+            for later in claimants[1:]:
+                quarantined.setdefault(later, f"{error} ({claimants[0]} claimed it first)")
+    for loop in _cycles(names, children):
+        error = "HyperNode cycle: " + " -> ".join(loop)
+        errors.append(error)
+        for name in loop:
+            quarantined.setdefault(name, error)
+    return errors, quarantined
+
+
+def _tier_names(
+    specs: Mapping[str, HyperNode], names: list[str]
+) -> tuple[dict[str, int], list[str]]:
+    """Each tierName's tier, and a warning for each tierName naming two tiers (the first wins)."""
+    tier_names: dict[str, int] = {}
+    warnings: list[str] = []
+    for name in names:
+        spec = specs[name]
+        if not spec.tier_name:
+            continue
+        known = tier_names.setdefault(spec.tier_name, spec.tier)
+        if known != spec.tier:
+            warnings.append(
+                f"tierName {spec.tier_name} names tiers {known} and {spec.tier} (HyperNode {name})"
+            )
+    return tier_names, warnings
 
 
 def _created(obj: JSON | None) -> str:

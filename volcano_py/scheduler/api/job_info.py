@@ -49,6 +49,7 @@ class JobInfo:
         "highest_tier",
         "highest_tier_name",
         "invalid",
+        "key",
         "min_member",
         "min_resources",
         "min_task_member",
@@ -65,7 +66,6 @@ class JobInfo:
         "tasks",
         "topology_error",
         "topology_warning",
-        "uid",
     )
 
     def __init__(self, podgroup: JSON) -> None:
@@ -75,7 +75,7 @@ class JobInfo:
         self.podgroup = podgroup
         self.namespace: str = meta.get("namespace", "")
         self.name: str = meta.get("name", "")
-        self.uid = f"{self.namespace}/{self.name}"
+        self.key = f"{self.namespace}/{self.name}"
         self.creation: str = meta.get("creationTimestamp") or ""
         self.queue: str = spec.get("queue") or "default"
         self.phase: str = (podgroup.get("status") or {}).get("phase") or PodGroupPhase.PENDING
@@ -113,7 +113,7 @@ class JobInfo:
         self.policies = read_sub_group_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy")
         topology = spec.get("networkTopology")
         if not topology:
-            asked = topology_from_annotations(annotations, f"PodGroup {self.uid}")
+            asked = topology_from_annotations(annotations, f"PodGroup {self.key}")
             self.topology_warning = asked.warning
             self.mode = asked.mode
             self.highest_tier = asked.highest_tier
@@ -132,11 +132,11 @@ class JobInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         """Add (or replace) a task in its SubJob; the job's priority is its highest task's."""
-        self.tasks[task.uid] = task
+        self.tasks[task.key] = task
         self.priority = max(self.priority, task.priority)
         sub_job = self._sub_job_for(task)
         sub_job.add_task(task)
-        self.task_to_sub_job[task.uid] = sub_job.uid
+        self.task_to_sub_job[task.key] = sub_job.uid
 
     def _sub_job_for(self, task: TaskInfo) -> SubJobInfo:
         if self.policies:
@@ -165,7 +165,7 @@ class JobInfo:
 
     def sub_job_of(self, task: TaskInfo) -> SubJobInfo | None:
         """The SubJob holding ``task``."""
-        return self.sub_jobs.get(self.task_to_sub_job.get(task.uid, DEFAULT_SUB_JOB))
+        return self.sub_jobs.get(self.task_to_sub_job.get(task.key, DEFAULT_SUB_JOB))
 
     def has_sub_group_policy(self) -> bool:
         """The PodGroup partitions its gang (Volcano's ``ContainsSubJobPolicy``)."""
@@ -178,7 +178,7 @@ class JobInfo:
     def pending_tasks(self) -> list[TaskInfo]:
         """Pending tasks in Volcano's task order: priority, then creation, then name."""
         pending = [t for t in self.tasks.values() if t.status == TaskStatus.PENDING]
-        pending.sort(key=lambda t: (-t.priority, t.creation, t.uid))
+        pending.sort(key=lambda t: (-t.priority, t.creation, t.key))
         return pending
 
     def is_ready(self) -> bool:
@@ -255,17 +255,9 @@ class JobInfo:
         pending = [t.resreq for t in self.tasks.values() if t.status == TaskStatus.PENDING]
         return least_sum(pending, missing)
 
-    def tasks_request(self) -> Resource:
-        """Sum of the requests of every task not yet finished."""
-        total = Resource()
-        for task in self.tasks.values():
-            if task.status not in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-                total.add(task.resreq)
-        return total
-
     def __repr__(self) -> str:
         """``Job(ns/name minMember=N tasks=M)``."""
-        return f"Job({self.uid} minMember={self.min_member} tasks={len(self.tasks)})"
+        return f"Job({self.key} minMember={self.min_member} tasks={len(self.tasks)})"
 
 
 def task_role(task: TaskInfo) -> str:

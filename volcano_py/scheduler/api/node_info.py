@@ -75,7 +75,7 @@ class NodeInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         """Account a task placed on this node (only occupying states use resources)."""
-        self.tasks[task.uid] = task
+        self.tasks[task.key] = task
         if task.status in OCCUPYING:
             self.pods += 1
             self.used.add(task.resreq)
@@ -85,8 +85,8 @@ class NodeInfo:
         self.generation += 1
 
     def remove_task(self, task: TaskInfo) -> None:
-        """Undo ``add_task`` for the task with this uid (as it was when added)."""
-        old = self.tasks.pop(task.uid, None)
+        """Undo ``add_task`` for the task with this key (as it was when added)."""
+        old = self.tasks.pop(task.key, None)
         if old is None:
             return
         if old.status in OCCUPYING:

@@ -74,10 +74,6 @@ class QueueInfo:
         """Whether new PodGroups may enter."""
         return self.queue.is_open
 
-    def within_capability(self, res: Resource) -> bool:
-        """``res`` is at most ``capability`` in every dimension the capability names."""
-        return all(res.get(name) <= self.capability.get(name) for name in self.capability_names)
-
     def status(self) -> dict[str, Any]:
         """The ``status`` the scheduler writes (Volcano's ``QueueStatus`` fields)."""
         return {

@@ -99,15 +99,6 @@ class Resource:
                     return False
         return True
 
-    def shortfall(self, available: Resource) -> dict[str, int]:
-        """What ``available`` lacks to cover self, by resource name (only positive entries)."""
-        short: dict[str, int] = {}
-        for name, amount in self.items():
-            missing = amount - available.get(name)
-            if missing > 0:
-                short[name] = missing
-        return short
-
     def get(self, name: str) -> int:
         """One dimension in its integer unit (milli-cpu, bytes, scalar milli-units)."""
         if name == CPU:

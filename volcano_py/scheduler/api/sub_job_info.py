@@ -85,7 +85,7 @@ class SubJobInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         """Add (or replace) a task; the SubJob's priority is its highest task priority."""
-        self.tasks[task.uid] = task
+        self.tasks[task.key] = task
         self.priority = max(self.priority, task.priority)
 
     def ready_task_num(self) -> int:
@@ -99,7 +99,7 @@ class SubJobInfo:
     def pending_tasks(self) -> list[TaskInfo]:
         """Pending tasks in task order: priority, then creation, then name."""
         pending = [t for t in self.tasks.values() if t.status == TaskStatus.PENDING]
-        pending.sort(key=lambda t: (-t.priority, t.creation, t.uid))
+        pending.sort(key=lambda t: (-t.priority, t.creation, t.key))
         return pending
 
     def min_resources(self) -> Resource:

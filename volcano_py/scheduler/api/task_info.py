@@ -127,6 +127,7 @@ class TaskInfo:
     __slots__ = (
         "creation",
         "job",
+        "key",
         "name",
         "namespace",
         "node_name",
@@ -135,7 +136,6 @@ class TaskInfo:
         "resreq",
         "status",
         "template",
-        "uid",
     )
 
     def __init__(self, pod: JSON) -> None:
@@ -145,7 +145,7 @@ class TaskInfo:
         self.pod = pod
         self.namespace: str = meta.get("namespace", "")
         self.name: str = meta.get("name", "")
-        self.uid = f"{self.namespace}/{self.name}"
+        self.key = f"{self.namespace}/{self.name}"
         group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
         self.job = f"{self.namespace}/{group}" if group else ""
         self.resreq = pod_request(pod)
@@ -164,4 +164,4 @@ class TaskInfo:
 
     def __repr__(self) -> str:
         """``Task(ns/name Pending on node)``."""
-        return f"Task({self.uid} {self.status.name} on {self.node_name or '-'})"
+        return f"Task({self.key} {self.status.name} on {self.node_name or '-'})"

@@ -212,8 +212,3 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
         if not value:
             disabled.add(ENABLE_SWITCHES[key])
     return PluginOption(name, dict(arguments), frozenset(disabled))
-
-
-def arguments_of(option: PluginOption) -> Arguments:
-    """The typed arguments of one plugin entry."""
-    return Arguments(option.name, option.arguments)

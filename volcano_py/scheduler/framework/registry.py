@@ -10,42 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 from volcano_py.scheduler.framework.arguments import Arguments, ConfError
 from volcano_py.scheduler.framework.conf import SchedulerConf, parse_conf
-
-if TYPE_CHECKING:
-    from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.interface import Action, Plugin
+from volcano_py.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
 
-
-class Plugin(Protocol):
-    """A plugin instance, built per session from its arguments."""
-
-    name: str
-
-    def on_session_open(self, ssn: Session) -> None:
-        """Register extension point functions on the session."""
-        ...
-
-    def on_session_close(self, ssn: Session) -> None:
-        """Release per-session state."""
-        ...
-
-
-class Action(Protocol):
-    """An action run once per cycle, in the configured order."""
-
-    name: str
-
-    def execute(self, ssn: Session) -> None:
-        """Do the action's work through the session."""
-        ...
-
-
-PluginBuilder = Callable[[Arguments], Plugin]
+PluginBuilder = Callable[[Arguments], Plugin[Session]]
 T = TypeVar("T")
 
 
@@ -84,12 +58,23 @@ class _Registry(Generic[T]):
 
 
 class PluginRegistry(_Registry[PluginBuilder]):
-    """Plugin name -> builder(arguments) -> Plugin."""
+    """Plugin name -> builder(arguments) -> Plugin.
+
+    ``enqueue_fallback``: the plugin ``framework.open_session`` opens when no configured
+    plugin votes on enqueue (the built-ins set the overcommit gate at its default factor:
+    volcano-py's default tiers have no voter and always admitted through it). It is not a
+    name a conf can use.
+    """
 
     kind = "plugin"
 
+    def __init__(self) -> None:
+        """An empty registry, no enqueue fallback."""
+        super().__init__()
+        self.enqueue_fallback: PluginBuilder | None = None
 
-class ActionRegistry(_Registry[Action]):
+
+class ActionRegistry(_Registry[Action[Session]]):
     """Action name -> Action."""
 
     kind = "action"

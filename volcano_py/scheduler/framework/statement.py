@@ -11,22 +11,21 @@ Contract:
 - ``commit()`` hands the allocations to the session's bind list (what the binder will write)
   and forgets them; nothing is written to the API server here.
 - A statement is used once: after ``commit`` or ``discard`` it is empty and may be reused.
+
+It needs of its session only a ``StatementTarget`` (``interface.py``): the node copies, the
+event handlers and the bind list, so it sits below ``Session`` in the layers.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-
-if TYPE_CHECKING:
-    from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.interface import StatementTarget
 
 
 class Statement:
     """Allocations that are committed or discarded together."""
 
-    def __init__(self, ssn: Session) -> None:
+    def __init__(self, ssn: StatementTarget) -> None:
         """An empty statement on ``ssn``."""
         self.ssn = ssn
         self.operations: list[TaskInfo] = []
@@ -34,7 +33,7 @@ class Statement:
     def allocate(self, task: TaskInfo, node_name: str) -> None:
         """Place a pending task on ``node_name`` (session only)."""
         if task.status != TaskStatus.PENDING:
-            raise ValueError(f"task {task.uid} is {task.status.name}, not Pending")
+            raise ValueError(f"task {task.key} is {task.status.name}, not Pending")
         node = self.ssn.own_node(node_name)
         task.node_name = node_name
         task.status = TaskStatus.ALLOCATED

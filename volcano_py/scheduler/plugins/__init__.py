@@ -10,14 +10,14 @@ from volcano_py.scheduler.plugins.drf import DrfPlugin
 from volcano_py.scheduler.plugins.gang import GangPlugin
 from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
 from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
-from volcano_py.scheduler.plugins.overcommit import OvercommitPlugin
+from volcano_py.scheduler.plugins.overcommit import OvercommitFallback, OvercommitPlugin
 from volcano_py.scheduler.plugins.predicates import PredicatesPlugin
 from volcano_py.scheduler.plugins.priority import PriorityPlugin
 from volcano_py.scheduler.plugins.proportion import ProportionPlugin
 
 
 def register_builtin_plugins(registry: PluginRegistry) -> None:
-    """Register every built-in plugin (sorted iteration is the registry's)."""
+    """Register every built-in plugin and the enqueue fallback (the overcommit gate)."""
     for plugin in (
         PriorityPlugin,
         GangPlugin,
@@ -32,3 +32,4 @@ def register_builtin_plugins(registry: PluginRegistry) -> None:
         ConformancePlugin,
     ):
         registry.register(plugin.name, plugin)
+    registry.enqueue_fallback = OvercommitFallback

@@ -23,14 +23,14 @@ from volcano_py.api.queue import ROOT_QUEUE
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.plugins.proportion import register_quota_hooks
-from volcano_py.scheduler.plugins.queue_attr import (
+from volcano_py.scheduler.plugins.support.queue_attr import (
     QueueAttr,
     amounts,
     cluster_total,
     set_real_capability,
     total_guarantee,
 )
+from volcano_py.scheduler.plugins.support.quota_hooks import register_quota_hooks
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import EventHandler, Session
+from volcano_py.scheduler.framework.interface import EventHandler
+from volcano_py.scheduler.framework.session import Session
 
 
 class DrfPlugin:
@@ -39,8 +40,8 @@ class DrfPlugin:
             for task in job.tasks.values():
                 if task.status in OCCUPYING:
                     held.add(task.resreq)
-            self.allocated[job.uid] = held
-            self.shares[job.uid] = self.share(held)
+            self.allocated[job.key] = held
+            self.shares[job.key] = self.share(held)
         ssn.add_job_order_fn(self.name, self.job_order)
         ssn.add_event_handler(EventHandler(self._follow(1), self._follow(-1)))
 
@@ -55,7 +56,7 @@ class DrfPlugin:
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
         """Lower share first; equal shares leave the order to the next plugin."""
-        ls, rs = self.shares.get(left.uid, 0.0), self.shares.get(right.uid, 0.0)
+        ls, rs = self.shares.get(left.key, 0.0), self.shares.get(right.key, 0.0)
         if ls == rs:
             return 0
         return -1 if ls < rs else 1

@@ -26,7 +26,8 @@ from volcano_py.api.constants import (
 from volcano_py.scheduler.api.job_info import JobInfo, task_role
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import Session, ValidateResult
+from volcano_py.scheduler.framework.interface import ValidateResult
+from volcano_py.scheduler.framework.session import Session
 
 
 class GangPlugin:
@@ -128,8 +129,8 @@ def gang_victims(jobs: dict[str, JobInfo], candidates: list[TaskInfo]) -> list[T
         job = jobs.get(uid)
         if job is None:
             continue  # a pod whose PodGroup is gone: Volcano skips it too
-        ready = {t.uid for t in job.tasks.values() if t.status in READY}
-        offered = {t.uid for t in tasks if t.uid in ready}
+        ready = {t.key for t in job.tasks.values() if t.status in READY}
+        offered = {t.key for t in tasks if t.key in ready}
         if ready and offered == ready:
             permitted |= offered
             continue
@@ -137,7 +138,7 @@ def gang_victims(jobs: dict[str, JobInfo], candidates: list[TaskInfo]) -> list[T
         for task in tasks:
             if surplus <= 0:
                 break
-            if task.uid in ready:
-                permitted.add(task.uid)
+            if task.key in ready:
+                permitted.add(task.key)
                 surplus -= 1
-    return [t for t in candidates if t.uid in permitted]
+    return [t for t in candidates if t.key in permitted]

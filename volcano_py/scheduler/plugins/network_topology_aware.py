@@ -46,13 +46,10 @@ from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.framework.session import (
-    DEFAULT_EVICT_MAX_HYPERNODES,
-    EventHandler,
-    Session,
-)
-from volcano_py.scheduler.plugins.hypernode_gradient import HyperNodeGradients
-from volcano_py.scheduler.plugins.hypernode_resources import (
+from volcano_py.scheduler.framework.interface import EventHandler
+from volcano_py.scheduler.framework.session import DEFAULT_EVICT_MAX_HYPERNODES, Session
+from volcano_py.scheduler.plugins.support.hypernode_gradient import HyperNodeGradients
+from volcano_py.scheduler.plugins.support.hypernode_resources import (
     ResourceStatus,
     build_resource_cache,
 )
@@ -154,7 +151,7 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         self.resource_cache = build_resource_cache(ssn)
 
     def _job_counts(self, job: JobInfo) -> Counter[str]:
-        counts = self._task_counts.get(job.uid)
+        counts = self._task_counts.get(job.key)
         if counts is None:
             assert self._ssn is not None
             chains = self._ssn.tree.node_chain
@@ -162,7 +159,7 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
             for task in job.tasks.values():
                 if task.status in OCCUPYING and task.node_name:
                     counts.update(chains.get(task.node_name, ()))
-            self._task_counts[job.uid] = counts
+            self._task_counts[job.key] = counts
         return counts
 
     def _counts(self, tasks: dict[str, TaskInfo]) -> Counter[str]:

@@ -22,7 +22,7 @@ from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.plugins.node_affinity import preferred_affinity_score
+from volcano_py.scheduler.plugins.support.node_affinity import preferred_affinity_score
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,10 @@ inflated by the factor: ``total x factor - used``. Promised: every Inqueue job's
 admitted. Each admission adds to the promised amount, so one cycle cannot over-admit.
 ``overcommit-factor`` below 1 is refused at load (Volcano logs it and uses 1.2).
 
-``OvercommitGate`` is also the enqueue action's gate when no plugin votes (volcano-py's
-default tiers have no ``overcommit`` entry and always admitted this way).
+``OvercommitFallback`` is the registry's ``enqueue_fallback``: ``framework.open_session`` opens
+it when no configured plugin votes on enqueue (volcano-py's default tiers have no
+``overcommit`` entry and always admitted this way). It builds its gate, at the default factor,
+when the enqueue action first asks, as the action did itself before it asked only the session.
 """
 
 from __future__ import annotations
@@ -94,6 +96,42 @@ class OvercommitPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to release."""
+
+
+class OvercommitFallback:
+    """The overcommit gate at its default factor, built on the first vote."""
+
+    name = "overcommit-fallback"
+
+    def __init__(self, args: Arguments) -> None:
+        """No arguments: the factor is the default."""
+        self._ssn: Session | None = None
+        self._gate: OvercommitGate | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Vote on and follow enqueues."""
+        self._ssn = ssn
+        ssn.add_job_enqueueable_fn(self.name, self.reject)
+        ssn.add_job_enqueued_fn(self.name, self.enqueued)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the gate and the session."""
+        self._ssn = None
+        self._gate = None
+
+    def _the_gate(self) -> OvercommitGate:
+        if self._gate is None:
+            assert self._ssn is not None, "vote outside an open session"
+            self._gate = OvercommitGate(self._ssn)
+        return self._gate
+
+    def reject(self, job: JobInfo) -> str | None:
+        """The gate's vote on ``job``."""
+        return self._the_gate().reject(job)
+
+    def enqueued(self, job: JobInfo) -> None:
+        """Promise ``job``'s minResources."""
+        self._the_gate().enqueued(job)
 
 
 def _clamped(res: Resource) -> Resource:

@@ -16,7 +16,7 @@ from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.plugins.node_affinity import (
+from volcano_py.scheduler.plugins.support.node_affinity import (
     selector_and_affinity_match,
     tolerates,
     untolerated_taint,

@@ -69,7 +69,7 @@ class FakeApi:
 
     # -- the client verbs -------------------------------------------------------------
 
-    def get(self, resource: R.Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
         if resource == R.SECRETS:
             self._start("get", name)
             secret = self.secrets.get((namespace or "", name))
@@ -82,7 +82,7 @@ class FakeApi:
             raise NotFound(404, "NotFound", f"{resource.plural} {name!r} not found")
         return copy.deepcopy(obj)
 
-    def create(self, resource: R.Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         name = body["metadata"]["name"]
         self._start("create", name)
         if name in self.store:
@@ -95,7 +95,7 @@ class FakeApi:
 
     def patch(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -121,7 +121,7 @@ class FakeApi:
 
     def delete(
         self,
-        resource: R.Resource,
+        resource: R.APIResource,
         name: str,
         namespace: str | None = None,
         *,

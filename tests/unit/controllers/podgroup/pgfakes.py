@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from volcano_py.api.resources import Resource
+from volcano_py.api.resources import APIResource
 from volcano_py.controllers.podgroup.interfaces import (
     CONTROLLER_UID_INDEX,
     Caches,
@@ -55,25 +55,25 @@ class RecordingClient:
     def verbs(self) -> list[tuple[str, str, str]]:
         return [(c.verb, c.plural, c.name) for c in self.calls]
 
-    def get(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         self._record(Call("get", resource.plural, name, namespace))
         try:
             return copy.deepcopy(self.objects[(resource.plural, namespace or "", name)])
         except KeyError:
             raise NotFound(404, "NotFound", f"{resource.plural} {name!r} not found") from None
 
-    def create(self, resource: Resource, body: JSON, namespace: str | None = None) -> JSON:
+    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
         self._record(Call("create", resource.plural, body["metadata"]["name"], namespace, body))
         return body
 
-    def update(self, resource: Resource, body: JSON) -> JSON:
+    def update(self, resource: APIResource, body: JSON) -> JSON:
         meta = body["metadata"]
         self._record(Call("update", resource.plural, meta["name"], meta.get("namespace"), body))
         return body
 
     def patch(
         self,
-        resource: Resource,
+        resource: APIResource,
         name: str,
         patch: Any,
         namespace: str | None = None,
@@ -83,7 +83,7 @@ class RecordingClient:
         self._record(Call("patch", resource.plural, name, namespace, patch, patch_type))
         return {}
 
-    def delete(self, resource: Resource, name: str, namespace: str | None = None) -> JSON:
+    def delete(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
         self._record(Call("delete", resource.plural, name, namespace))
         return {}
 

@@ -18,7 +18,6 @@ from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import TaskInfo
 
 Amounts = dict[str, float]
-INFINITY = float("inf")
 
 
 def amounts(res: Resource) -> Amounts:

@@ -47,7 +47,7 @@ class Writer(Protocol):
     """Where a cycle's decisions go."""
 
     def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
-        """Bind every task to its ``node_name``; returns ``{task uid: error}`` for failures."""
+        """Bind every task to its ``node_name``; returns ``{task key: error}`` for failures."""
         ...
 
     def update_podgroup(self, pg: JSON) -> None:
@@ -125,8 +125,8 @@ class KubeWriter:
         errors: dict[str, str] = {}
         for task, error in zip(tasks, self._pool.map(self._bind_one, tasks), strict=True):
             if error is not None:
-                errors[task.uid] = error
-                log.warning("bind %s to %s failed: %s", task.uid, task.node_name, error)
+                errors[task.key] = error
+                log.warning("bind %s to %s failed: %s", task.key, task.node_name, error)
         return errors
 
     def update_podgroup(self, pg: JSON) -> None:
@@ -244,18 +244,18 @@ class MemoryWriter:
         errors: dict[str, str] = {}
         for task in tasks:
             error = self.fail(task) if self.fail else None
-            pod = self.cache.pod(task.uid)
+            pod = self.cache.pod(task.key)
             if error is None and pod is None:
                 error = "NotFound"
             elif error is None and pod is not None and (pod.get("spec") or {}).get("nodeName"):
                 error = "Conflict: pod is already bound"
             if error is not None:
-                errors[task.uid] = error
+                errors[task.key] = error
                 continue
             assert pod is not None
             bound = copy.copy(pod)
             bound["spec"] = dict(pod.get("spec") or {}, nodeName=task.node_name)
-            self.bindings[task.uid] = task.node_name
+            self.bindings[task.key] = task.node_name
             self.cache.update_pod(bound)
         return errors
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from volcano_py.metrics import HYPERNODE_FREE, LARGEST_GANG_PER_TIER
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import MEMORY, Resource
-from volcano_py.scheduler.framework.session import Snapshot
+from volcano_py.scheduler.api.snapshot import Snapshot
 
 EXPORT_INTERVAL_S = 15.0
 GPU = "nvidia.com/gpu"

@@ -23,7 +23,7 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.plugins.hypernode_resources import ResourceStatus
+from volcano_py.scheduler.plugins.support.hypernode_resources import ResourceStatus
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class HyperNodeGradients:
         if highest is None:
             return [[hypernode]]
         return self._gradient_or_none(
-            job.uid, hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
+            job.key, hypernode, highest, job.allocated_hypernode, job.gang_min_resources()
         )
 
     def job_tier(self, job: JobInfo) -> int | None:
@@ -70,7 +70,7 @@ class HyperNodeGradients:
             highest = sub_job.highest_tier
         # a candidate domain that does not hold the SubJob's allocated HyperNode is routine
         return self._gradient_or_none(
-            sub_job.uid or job.uid,
+            sub_job.uid or job.key,
             domain,
             highest,
             sub_job.allocated_hypernode,
