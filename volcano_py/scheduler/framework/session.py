@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from volcano_py.kube.changelog import ChangeLog
+from volcano_py.metrics import PLUGIN_SCHEDULING_LATENCY
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo, HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -187,7 +189,11 @@ class Session:
                     Arguments(option.name, option.arguments, self.notes)
                 )
                 self.plugins.append(plugin)
+                started = time.perf_counter()
                 plugin.on_session_open(self)
+                PLUGIN_SCHEDULING_LATENCY.labels(option.name, "OnSessionOpen").observe(
+                    (time.perf_counter() - started) * 1000
+                )
 
     # -- nodes -----------------------------------------------------------------------------
 
@@ -550,7 +556,11 @@ class Session:
         fits, evictions, nominations) stays readable; the extension points do not.
         """
         for plugin in self.plugins:
+            started = time.perf_counter()
             plugin.on_session_close(self)
+            PLUGIN_SCHEDULING_LATENCY.labels(plugin.name, "OnSessionClose").observe(
+                (time.perf_counter() - started) * 1000
+            )
         self.plugins = []
         self.event_handlers = []
         self._points = _Points()

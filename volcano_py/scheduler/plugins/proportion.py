@@ -37,6 +37,7 @@ from volcano_py.scheduler.plugins.queue_attr import (
     set_real_capability,
     total_guarantee,
 )
+from volcano_py.scheduler.plugins.queue_metrics import export_queue_attrs
 
 MAX_ROUNDS = 64
 
@@ -60,7 +61,8 @@ class ProportionPlugin:
         register_quota_hooks(ssn, self.name, attrs, limit=lambda a: a.deserved)
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the attributes."""
+        """Export the queues' deserved, real capacity and share, then drop the attributes."""
+        export_queue_attrs(self.attrs.values())
         self.attrs = {}
 
 
