@@ -19,6 +19,8 @@ used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf swit
 share a node belong to one group (connected components); groups are numbered from 0 by
 their smallest leaf name in string order and become ``leaf-hn-<i>`` (tier 1, the group's
 nodes), and when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
+A leaf HyperNode names its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated),
+so the topology view can show the switches rather than ``leaf-hn-<i>``.
 
 A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
 fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
@@ -53,6 +55,8 @@ from volcano_py.controllers.hypernode.discovery import (
 from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
+
+UFM_LEAVES_ANNOTATION = "topology.volcano-py.io/ufm-leaf-switches"
 
 JSON = dict[str, Any]
 
@@ -102,10 +106,12 @@ def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
     """The HyperNodes a UFM port list stands for (see the module docstring)."""
     hypernodes: list[JSON] = []
     leaf_names: list[str] = []
-    for i, (_, nodes) in enumerate(leaf_groups(ports)):
+    for i, (leaves, nodes) in enumerate(leaf_groups(ports)):
         name = f"leaf-hn-{i}"
         leaf_names.append(name)
-        hypernodes.append(_hypernode(name, 1, "Node", nodes))
+        hypernode = _hypernode(name, 1, "Node", nodes)
+        hypernode["metadata"]["annotations"] = {UFM_LEAVES_ANNOTATION: ",".join(leaves)}
+        hypernodes.append(hypernode)
     if leaf_names:
         hypernodes.append(_hypernode("spine-hn", 2, "HyperNode", sorted(leaf_names)))
     return hypernodes
