@@ -25,6 +25,7 @@ from volcano_py.commands.argtypes import (
     positive_int,
 )
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
+from volcano_py.commands.ports import port_problem
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import (
     ControllerRegistry,
@@ -305,8 +306,13 @@ def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:
     conf_problem = check_scheduler_conf(options.scheduler_conf)
     if conf_problem and not problem:
         problem = f"--scheduler-conf {options.scheduler_conf}: {conf_problem}"
+    for flag, host, number in (
+        ("--webhook-port", args.webhook_host, args.webhook_port),
+        ("--metrics-address", options.metrics_host, options.metrics_port),
+    ):
+        problem = problem or port_problem(flag, host, number)
     if problem:
-        # before any worker boots: a bad flag or file is a one-line error, exit 2
+        # before any worker boots: a bad flag, file or taken port is a one-line error, exit 2
         raise CommandError(problem, exit_code=2)
     # the API server answers (or we say why not and exit) before anything listens
     client = connect(options.kubeconfig, args.api_wait, log.warning)

@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -32,8 +33,8 @@ from volcano_py.ui.view import TopologyView
 WAIT_S = 30.0
 
 # Every element with text of its own inside a group (a tree row, a table row, a queue, a
-# pending gang, the header): the rectangle its text covers once clipped by itself and its
-# clipping ancestors. Two such rectangles of one group must not intersect.
+# pending gang, the header): the rectangles its text covers (one per line it wraps onto) once
+# clipped by itself and its clipping ancestors. No two rectangles of one group may intersect.
 OVERLAPS_JS = """
 const groups = document.querySelectorAll(
   '.hn > .row, #tiers tr, #queues .queue, #pending .pending, header');
@@ -56,14 +57,19 @@ for (const g of groups) {
   for (const e of [g, ...g.querySelectorAll('*')]) {
     const texts = [...e.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim());
     if (!texts.length) continue;
-    const range = document.createRange();
-    range.setStartBefore(texts[0]); range.setEndAfter(texts[texts.length - 1]);
-    const rect = clipped(e, range.getBoundingClientRect());
-    if (rect) boxes.push([e, rect]);
+    for (const t of texts) {  // one rectangle per line the text occupies
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      for (const line of range.getClientRects()) {
+        const rect = clipped(e, line);
+        if (rect) boxes.push([e, rect]);
+      }
+    }
   }
   checked += boxes.length;
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const [a, ra] = boxes[i], [b, rb] = boxes[j];
+    if (a === b) continue;  // one element's own text (its line boxes may touch)
     const w = Math.min(ra[2], rb[2]) - Math.max(ra[0], rb[0]);
     const h = Math.min(ra[3], rb[3]) - Math.max(ra[1], rb[1]);
     if (w > 1 && h > 1) found.push(`${a.textContent.slice(0, 40)} / ${b.textContent.slice(0, 40)}`);
@@ -71,6 +77,13 @@ for (const g of groups) {
 }
 return [checked, found.slice(0, 10)];
 """
+
+
+@pytest.fixture
+def clean_gangs() -> Iterator[None]:
+    """This module's cluster is in process: no control-plane gangs to clean (overrides the
+    package's autouse fixture, so these tests need no API server)."""
+    yield
 
 
 @pytest.fixture(scope="module")
@@ -94,14 +107,18 @@ def page() -> Iterator[tuple[Any, TopologyView]]:
 
 
 def _open_one_leaf(driver: Any) -> None:
-    """Open the first spine of the first pod so leaves (with their chips) are drawn."""
-    toggles = driver.find_elements(By.CSS_SELECTOR, 'button.tog[aria-expanded="false"]')
-    toggles[0].click()
+    """Open the first collapsed HyperNode with gangs inside, so their chips are drawn."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "div.hn > .row")
+    row = next(r for r in rows if r.find_elements(By.CSS_SELECTOR, ".below"))
+    row.find_element(By.CSS_SELECTOR, 'button.tog[aria-expanded="false"]').click()
+    WebDriverWait(driver, WAIT_S, poll_frequency=0.2).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".row .gang")
+    )
 
 
 def test_no_text_overlaps_and_hypernodes_read_as_their_label(page: tuple[Any, Any]) -> None:
     driver, view = page
-    data = view.current()[0]
+    data = orjson.loads(view.current()[1])
     assert data["summary"]["hyperNodes"] == 301
     _open_one_leaf(driver)
     rows = driver.find_elements(By.CSS_SELECTOR, "div.hn > .row .name")
@@ -124,7 +141,7 @@ def test_no_text_overlaps_and_hypernodes_read_as_their_label(page: tuple[Any, An
 
 def test_chips_name_the_owning_workload(page: tuple[Any, Any]) -> None:
     driver, view = page
-    data = view.current()[0]
+    data = orjson.loads(view.current()[1])
     placed = next(g for g in data["gangs"] if g["owner"]["kind"] == "Deployment" and g["hyperNode"])
     driver.find_element(By.ID, "search").send_keys(placed["owner"]["name"])
     chip = f'.row [data-gang="{placed["namespace"]}/{placed["name"]}"]'
