@@ -80,10 +80,9 @@ return [checked, found.slice(0, 10)];
 
 
 @pytest.fixture
-def clean_gangs() -> Iterator[None]:
+def clean_gangs() -> None:
     """This module's cluster is in process: no control-plane gangs to clean (overrides the
     package's autouse fixture, so these tests need no API server)."""
-    yield
 
 
 @pytest.fixture(scope="module")
