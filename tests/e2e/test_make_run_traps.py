@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,14 +53,6 @@ def _make_run(run_dir: Path, *variables: str, kubeconfig: str | None = None) -> 
     assert not (run_dir / "make-run.json").exists(), "a refused run started something"
     assert took < 60, f"make run took {took:.0f}s to refuse"
     return done.returncode, done.stderr
-
-
-@pytest.fixture
-def taken() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        yield int(sock.getsockname()[1])
 
 
 def test_a_foreign_kubeconfig_is_refused_saying_how_to_choose(tmp_path: Path) -> None:

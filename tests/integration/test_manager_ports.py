@@ -8,20 +8,10 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
 from volcano_py.commands.ports import port_problem
-
-
-@pytest.fixture
-def taken() -> Iterator[int]:
-    """A port something listens on (127.0.0.1)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        yield int(sock.getsockname()[1])
 
 
 def _manager(*flags: str) -> subprocess.CompletedProcess[str]:
