@@ -47,22 +47,34 @@ def test_metrics_after_a_scheduling_run_cover_volcanos_dashboards(
     ops = OpsServer("127.0.0.1", 0, healthy=lambda: [], ready=lambda: [])
     ops.start()
     try:
-        zero_gpu = re.compile(
-            rf'^volcano_hypernode_free_resource{{hypernode="{topology.prefix}-[^"]*",tier="1",'
-            rf'resource="{re.escape(topology.gpu)}"}} 0\.0$',
+        zero_gpu = re.compile(  # labels in any order
+            r"^volcano_hypernode_free_resource\{"
+            rf'(?=[^}}]*hypernode="{topology.prefix}-rack-)(?=[^}}]*tier="1")'
+            rf'(?=[^}}]*resource="{re.escape(topology.gpu)}")[^}}]*\}} 0\.0$',
             re.MULTILINE,
         )
+
+        last: dict[str, str] = {"text": ""}
 
         def scraped() -> str | None:
             url = f"http://127.0.0.1:{ops.port}/metrics"
             with urllib.request.urlopen(url, timeout=5) as r:
-                text: str = r.read().decode()
+                last["text"] = r.read().decode()
             # queue series follow each cycle; the capacity gauges every EXPORT_INTERVAL_S
             queue_line = f'volcano_queue_pod_group_running_count{{queue_name="{queue}"}} 1.0'
+            text = last["text"]
             return text if queue_line in text and zero_gpu.search(text) else None
 
         # a rack whose GPUs are all taken exports its free GPUs as 0 (it used to be dropped)
-        text = wait_for(scraped, timeout=40)
+        try:
+            text = wait_for(scraped, timeout=40)
+        except AssertionError:
+            mine = [
+                line
+                for line in last["text"].splitlines()
+                if queue in line or topology.prefix in line
+            ]
+            raise AssertionError("\n".join(mine)) from None
     finally:
         ops.stop()
     names = sampled_names(text)
@@ -76,9 +88,14 @@ def test_metrics_after_a_scheduling_run_cover_volcanos_dashboards(
     ours = dashboard_metric_names(OUR_DASHBOARD)
     assert [n for n in sorted(ours) if n not in names] == []
     # this run's series carry the job and queue
-    assert re.search(
-        rf'volcano_e2e_job_scheduling_duration{{job_name="{name}",queue="{queue}",'
-        rf'job_namespace="{namespace}"}} \d',
+    assert re.search(  # labels in any order
+        r"^volcano_e2e_job_scheduling_duration\{"
+        rf'(?=[^}}]*job_name="{name}")(?=[^}}]*queue="{queue}")'
+        rf'(?=[^}}]*job_namespace="{namespace}")[^}}]*\}} \d',
         text,
+        re.MULTILINE,
     )
-    assert f'volcano_queue_capacity_scalar_resources{{queue_name="{queue}",' in text
+    assert any(
+        line.startswith("volcano_queue_capacity_scalar") and f'queue_name="{queue}"' in line
+        for line in text.splitlines()
+    )
