@@ -9,14 +9,12 @@ the tooltip, and search finds it), chips by their owner, the Queue panel, and no
 over other text anywhere in the tree rows, the tables or the side panels (bounding boxes of
 the rendered text, clipped by the boxes that clip it).
 
-``VOLCANO_PY_UI_SCREENSHOT=docs/ui-screenshot.png`` also writes the page there (the README's
-picture).
+The screenshot is ``artifacts/ui/readable-discovered.png`` (the README's picture is
+``make demo``'s, ``test_browser_demo.py``).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,57 +24,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.discovered_cluster import discovered_cache
-from tests.integration.ui.browser import chromium, missing, screenshot
+from tests.integration.ui.browser import assert_readable, chromium, missing, text_overlaps
 from volcano_py.ops import OpsServer
 from volcano_py.ui.view import TopologyView
 
 WAIT_S = 30.0
-
-# Every element with text of its own inside a group (a tree row, a table row, a queue, a
-# pending gang, the header): the rectangles its text covers (one per line it wraps onto) once
-# clipped by itself and its clipping ancestors. No two rectangles of one group may intersect.
-OVERLAPS_JS = """
-const groups = document.querySelectorAll(
-  '.hn > .row, #tiers tr, #queues .queue, #pending .pending, header');
-const clipped = (e, r) => {
-  let [l, t, rt, b] = [r.left, r.top, r.right, r.bottom];
-  for (let a = e; a && a !== document.body; a = a.parentElement) {
-    const s = getComputedStyle(a);
-    if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
-      const q = a.getBoundingClientRect();
-      l = Math.max(l, q.left); t = Math.max(t, q.top);
-      rt = Math.min(rt, q.right); b = Math.min(b, q.bottom);
-    }
-  }
-  return rt - l > 0.5 && b - t > 0.5 ? [l, t, rt, b] : null;
-};
-const found = [];
-let checked = 0;
-for (const g of groups) {
-  const boxes = [];
-  for (const e of [g, ...g.querySelectorAll('*')]) {
-    const texts = [...e.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim());
-    if (!texts.length) continue;
-    for (const t of texts) {  // one rectangle per line the text occupies
-      const range = document.createRange();
-      range.selectNodeContents(t);
-      for (const line of range.getClientRects()) {
-        const rect = clipped(e, line);
-        if (rect) boxes.push([e, rect]);
-      }
-    }
-  }
-  checked += boxes.length;
-  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
-    const [a, ra] = boxes[i], [b, rb] = boxes[j];
-    if (a === b) continue;  // one element's own text (its line boxes may touch)
-    const w = Math.min(ra[2], rb[2]) - Math.max(ra[0], rb[0]);
-    const h = Math.min(ra[3], rb[3]) - Math.max(ra[1], rb[1]);
-    if (w > 1 && h > 1) found.push(`${a.textContent.slice(0, 40)} / ${b.textContent.slice(0, 40)}`);
-  }
-}
-return [checked, found.slice(0, 10)];
-"""
 
 
 @pytest.fixture
@@ -129,13 +81,7 @@ def test_no_text_overlaps_and_hypernodes_read_as_their_label(page: tuple[Any, An
     assert not any(n.startswith("hypernode-") for n in names)
     leaf = next(r for r in rows if r.text.startswith("leaf-sw-"))
     assert "(HyperNode hypernode-dc1-fabric-tier1-" in leaf.get_attribute("title")
-    checked, overlaps = driver.execute_script(OVERLAPS_JS)
-    path = screenshot(driver, "readable-discovered")
-    assert checked > 200
-    assert overlaps == [], f"text drawn over text (see {path}): {overlaps}"
-    wanted = os.environ.get("VOLCANO_PY_UI_SCREENSHOT")
-    if wanted:
-        shutil.copyfile(path, wanted)
+    assert_readable(driver, "readable-discovered", 200)
 
 
 def test_chips_name_the_owning_workload(page: tuple[Any, Any]) -> None:
@@ -153,7 +99,7 @@ def test_chips_name_the_owning_workload(page: tuple[Any, Any]) -> None:
     texts = " | ".join(c.text for c in driver.find_elements(By.CSS_SELECTOR, ".gang"))
     texts += " | ".join(p.text for p in driver.find_elements(By.CSS_SELECTOR, ".pending b"))
     assert "podgroup-" not in texts
-    _, overlaps = driver.execute_script(OVERLAPS_JS)
+    _, overlaps = text_overlaps(driver)
     assert overlaps == [], overlaps
     driver.find_element(By.ID, "search").clear()
 
