@@ -1,6 +1,7 @@
-"""A taken port stops ``volcano-py manager`` at once with one line naming it and its flag.
+"""A taken port stops ``volcano-py manager`` with one line naming it and its flag.
 
-No control plane needed: the check runs before the manager connects to an API server.
+The check runs once the API server answered (the real control plane's) and before anything
+listens: no worker starts, no bare ``OSError`` traceback.
 """
 
 from __future__ import annotations
@@ -8,15 +9,17 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from volcano_py.commands.ports import port_problem
 
 
-def _manager(*flags: str) -> subprocess.CompletedProcess[str]:
+def _manager(kubeconfig: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "volcano_py", "manager", "--kubeconfig=/nonexistent", *flags],
+        [sys.executable, "-m", "volcano_py", "manager", f"--kubeconfig={kubeconfig}", *flags],
         capture_output=True,
         text=True,
         timeout=60,
@@ -25,7 +28,9 @@ def _manager(*flags: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("which", ["webhook", "metrics"])
-def test_a_taken_port_is_one_line_naming_the_port_and_the_flag(taken: int, which: str) -> None:
+def test_a_taken_port_is_one_line_naming_the_port_and_the_flag(
+    control_plane: ControlPlane, taken: int, which: str
+) -> None:
     if which == "webhook":
         flags = ["--webhook-host=127.0.0.1", f"--webhook-port={taken}"]
         flag = "--webhook-port"
@@ -36,7 +41,7 @@ def test_a_taken_port_is_one_line_naming_the_port_and_the_flag(taken: int, which
         with socket.socket() as free:
             free.bind(("127.0.0.1", 0))
             flags.append(f"--webhook-port={free.getsockname()[1]}")
-    done = _manager(*flags)
+    done = _manager(control_plane.kubeconfig, *flags)
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr

@@ -306,16 +306,20 @@ def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:
     conf_problem = check_scheduler_conf(options.scheduler_conf)
     if conf_problem and not problem:
         problem = f"--scheduler-conf {options.scheduler_conf}: {conf_problem}"
+    if problem:
+        # before any worker boots: a bad flag or file is a one-line error, exit 2
+        raise CommandError(problem, exit_code=2)
+    # the API server answers (or we say why not and exit) before anything listens
+    client = connect(options.kubeconfig, args.api_wait, log.warning)
     for flag, host, number in (
         ("--webhook-port", args.webhook_host, args.webhook_port),
         ("--metrics-address", options.metrics_host, options.metrics_port),
     ):
         problem = problem or port_problem(flag, host, number)
     if problem:
-        # before any worker boots: a bad flag, file or taken port is a one-line error, exit 2
+        # a taken port: one line naming it and its flag, exit 2, before a worker dies on it
+        client.close()
         raise CommandError(problem, exit_code=2)
-    # the API server answers (or we say why not and exit) before anything listens
-    client = connect(options.kubeconfig, args.api_wait, log.warning)
     cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
     keeper = CertKeeper(
         cert_dir,

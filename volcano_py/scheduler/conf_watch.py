@@ -12,6 +12,9 @@ loop calls ``current()`` at the start of every cycle:
   stays; the same bad text is not reported again;
 - a deleted ConfigMap or a missing key keeps the running conf.
 
+Each conf taken into use that has no ``network-topology-aware`` is logged once as a warning
+(``topology_config``); ``topology_note`` keeps that line for ``/readyz``.
+
 Nothing here raises into the loop: no configuration can crash a running worker.
 """
 
@@ -27,6 +30,7 @@ from volcano_py.metrics import SCHEDULER_CONF_NOT_IMPLEMENTED, SCHEDULER_CONF_RE
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
+from volcano_py.scheduler.topology_config import load_message
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,15 @@ class ConfWatch:
         self._recorder = recorder
         self._seen_text = text
         self.last_error: str | None = None
+        self.topology_note = ""
+        self._taken(conf)
+
+    def _taken(self, conf: SchedulerConf) -> None:
+        """``conf`` is now the running one: publish what it skips."""
         publish_not_implemented(conf)
+        self.topology_note = load_message(conf)
+        if self.topology_note:
+            log.warning("scheduler conf: %s", self.topology_note)
 
     def current(self) -> SchedulerConf:
         """The conf for this cycle (a valid ConfigMap edit applies here)."""
@@ -98,7 +110,7 @@ class ConfWatch:
         self.conf = conf
         self.last_error = None
         SCHEDULER_CONF_RELOADS.labels("applied").inc()
-        publish_not_implemented(conf)
+        self._taken(conf)
         log.info("scheduler ConfigMap %s applied: actions=%s", key, ",".join(conf.actions))
         return conf
 

@@ -25,6 +25,7 @@ from volcano_py.api.constants import (
     DEFAULT_SCHEDULER_NAME,
     PodGroupPhase,
 )
+from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -55,12 +56,18 @@ from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegist
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.plugins.queue_metrics import export_queue_infos
+from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.queue_status import (
     QueueEvents,
     QueueStatusWriter,
     ensure_builtin_queues,
 )
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
+from volcano_py.scheduler.topology_config import (
+    NOT_CONFIGURED_REASON,
+    enforces_topology,
+    job_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +94,8 @@ class CycleResult:
     job_fit: dict[str, JobFit] = field(default_factory=dict)
     seconds: float = 0.0
     evictions: dict[str, str] = field(default_factory=dict)  # victim -> preemptor PodGroup
+    # job uid -> (reason, message): told once as a Warning Event (``podgroup_warnings``)
+    warnings: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -163,12 +172,21 @@ def run_cycle(
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
+    topology_on = enforces_topology(conf)
     for job in ssn.jobs.values():
+        note = ""
+        if job.topology_warning:
+            result.warnings[job.uid] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
+        elif job.mode is not None and not topology_on:
+            note = job_message(job)
+            result.warnings[job.uid] = (NOT_CONFIGURED_REASON, note)
         fit = ssn.job_fit.get(job.uid)
         failed = [uid for uid in errors if uid in job.tasks]
         if failed and fit is None:
             fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
-        new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
+        new = podgroup_status(
+            job.podgroup, job, fit, now=now, transition_id=transition_id, note=note
+        )
         if new is None and job.uid in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new
@@ -248,6 +266,7 @@ class Scheduler:
         self.notes = ChangeLog()  # per-job log lines, once per change across cycles
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
+        self.podgroup_warnings = PodGroupWarnings(recorder)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
 
@@ -298,6 +317,8 @@ class Scheduler:
         result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer, self.notes)
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
         self.queue_events.record(fits, self.cache.podgroup)
+        if result.warnings:
+            self.podgroup_warnings.record(result.warnings, self.cache.podgroup)
         return result
 
     def _wait(self, stop: threading.Event) -> None:

@@ -13,8 +13,10 @@ field-selected to the controller ConfigMap (``config.configmap_location``), and 
 lists (so neither a discovery nor a node count is computed from a half-filled cache),
 queues the ConfigMap once (an absent one means "no sources yet"), and runs three worker
 pools until ``stop``: ``sync_config`` (one worker), ``sync_source`` (one worker: sources are
-few and each holds one result) and ``sync_status`` (``worker_threads``). All three are
-plain functions of a key over the caches, tested directly without threads.
+few and each holds one result; it comes back when a missing HyperNode's grace period ends,
+records a Normal Event on the ConfigMap when a configuration change was applied, and
+``readiness_detail`` puts both on ``/readyz``) and ``sync_status`` (``worker_threads``). All
+three are plain functions of a key over the caches, tested directly without threads.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from volcano_py.api.constants import HYPERNODE_CONTROLLER_NAME, LABEL_DISCOVERER
 from volcano_py.api.meta import labels_of, name_of
 from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
 from volcano_py.controllers.hypernode.config import (
+    DEFAULT_DELETION_GRACE_SECONDS,
     DEFAULT_MAX_DELETE_PERCENT,
     ConfigError,
     config_from_configmap,
@@ -38,6 +41,7 @@ from volcano_py.controllers.hypernode.config import (
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererRegistry,
     DiscoveryContext,
+    DiscoveryResult,
     EventHub,
 )
 from volcano_py.controllers.hypernode.label import new_label_discoverer
@@ -46,7 +50,7 @@ from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome, Reconci
 from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
 from volcano_py.controllers.hypernode.ufm import new_ufm_discoverer
 from volcano_py.kube.clock import Clock, RealClock
-from volcano_py.kube.events import WARNING, Recorder
+from volcano_py.kube.events import NORMAL, WARNING, Recorder
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 from volcano_py.metrics import DISCOVERY_RUNS
@@ -56,6 +60,9 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 CONFIG_RETRY_S = 30.0
 REASON_INVALID_CONFIG = "InvalidDiscoveryConfig"
+REASON_CONFIG_APPLIED = "DiscoveryConfigApplied"
+_GRACE_SLACK_S = 0.5
+_NAMES_SHOWN = 5
 _SYNC_POLL_S = 0.5
 
 
@@ -105,6 +112,8 @@ class HyperNodeController:
         self.reconciler: Reconciler | None = None
         self.status_sync: NodeCountSync | None = None
         self.last_outcome: dict[str, ReconcileOutcome] = {}
+        self.config_changes: dict[str, str] = {}
+        self._last_good: dict[str, DiscoveryResult] = {}
 
     @property
     def name(self) -> str:
@@ -284,21 +293,72 @@ class HyperNodeController:
         outcome = self.manager.apply(config)
         return CONFIG_RETRY_S if outcome.retry else None
 
-    def sync_source(self, source: str) -> None:
-        """Reconcile the result waiting for ``source`` (raises to retry it)."""
+    def sync_source(self, source: str) -> float | None:
+        """Reconcile the result waiting for ``source`` (raises to retry it).
+
+        With no result waiting (a planned requeue: a missing HyperNode's grace period ends),
+        the last good result is reconciled again, unless the configuration changed since.
+        Returns when to look again while a missing HyperNode waits out its grace period.
+        """
         if self.manager is None or self.reconciler is None:
             raise RuntimeError(f"{self.name}: sync before initialize()")
-        result = self.manager.pending(source)
-        if result is None:
-            return
         config = self.manager.config_for(source)
+        pending = self.manager.pending(source)
+        result = pending
+        if result is None:
+            result = self._last_good.get(source)
+            if result is None or config is None or result.fingerprint != config.fingerprint:
+                return None
         share = config.max_delete_percent if config is not None else DEFAULT_MAX_DELETE_PERCENT
-        outcome = self.reconciler.reconcile(result, share)
+        grace = config.deletion_grace if config is not None else DEFAULT_DELETION_GRACE_SECONDS
+        outcome = self.reconciler.reconcile(result, share, grace)
         self.last_outcome[source] = outcome
+        if result.ok:
+            self._last_good[source] = result
         DISCOVERY_RUNS.labels(
             source, "error" if not result.ok else "held-back" if outcome.held_back else "ok"
         ).inc()
-        self.manager.result_synced(source, result)
+        self._report_config_change(outcome)
+        if pending is not None:
+            self.manager.result_synced(source, pending)
+        plan = outcome.plan
+        if plan is None or plan.next_due is None:
+            return None
+        return plan.next_due + _GRACE_SLACK_S
+
+    def _report_config_change(self, outcome: ReconcileOutcome) -> None:
+        """A Normal Event on the ConfigMap and a ``/readyz`` line for an applied change."""
+        plan = outcome.plan
+        if plan is None or not plan.config_changed or outcome.held_back:
+            return
+        retired = [n for n in plan.retired if n in outcome.deleted]
+        message = (
+            f"discovery source {outcome.source!r}: configuration change applied: retired "
+            f"{len(retired)} HyperNodes{_names(retired)}, created {len(outcome.created)}"
+            f"{_names(outcome.created)}"
+        )
+        log.info("%s: %s", self.name, message)
+        when = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.config_changes[outcome.source] = f"{message} at {when}"
+        configmap = self.configmap()
+        if self._recorder is not None and configmap is not None:
+            self._recorder.event(
+                configmap, NORMAL, REASON_CONFIG_APPLIED, message, resource=R.CONFIGMAPS
+            )
+
+    def readiness_detail(self) -> list[str]:
+        """Lines for ``/readyz``: the last configuration change applied, HyperNodes waiting."""
+        lines = [f"hypernode discovery: {line}" for _, line in sorted(self.config_changes.items())]
+        if self.reconciler is not None:
+            for source in sorted(self.last_outcome):
+                waiting = self.reconciler.missing.waiting(source)
+                if waiting:
+                    lines.append(
+                        f"hypernode discovery: source {source!r}: {len(waiting)} HyperNodes "
+                        f"missing from its results{_names(sorted(waiting))}, deleted after "
+                        "the grace period unless they come back"
+                    )
+        return lines
 
     def sync_status(self, name: str) -> None:
         """Bring one HyperNode's ``status.nodeCount`` up to date."""
@@ -314,6 +374,15 @@ class HyperNodeController:
             self._recorder.event(
                 configmap, WARNING, REASON_INVALID_CONFIG, message, resource=R.CONFIGMAPS
             )
+
+
+def _names(names: list[str]) -> str:
+    """`` (a, b, c and 4 more)`` for messages; empty for no names."""
+    if not names:
+        return ""
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f" ({shown} and {more} more)" if more > 0 else f" ({shown})"
 
 
 def register(registry: ControllerRegistry) -> None:

@@ -65,16 +65,19 @@ class _Instance:
         self.manager = manager
         self.config = config
         self.source = config.source
+        self.fingerprint = config.fingerprint
         self.alive = True
         self.discoverer: Discoverer | None = None
 
     # -- the ResultSink role ------------------------------------------------------------
 
     def submit(self, hypernodes: Sequence[JSON]) -> bool:
-        return self.manager._deliver(self, DiscoveryResult(self.source, tuple(hypernodes)))
+        result = DiscoveryResult(self.source, tuple(hypernodes), fingerprint=self.fingerprint)
+        return self.manager._deliver(self, result)
 
     def fail(self, reason: str) -> bool:
-        return self.manager._deliver(self, DiscoveryResult(self.source, error=reason))
+        result = DiscoveryResult(self.source, error=reason, fingerprint=self.fingerprint)
+        return self.manager._deliver(self, result)
 
     @property
     def stopped(self) -> bool:
@@ -158,6 +161,9 @@ class DiscoveryManager:
                 outcome.started.append(source)
         for message in outcome.problems:
             self._on_problem(message)
+        if outcome.started and not outcome.problems:
+            # the line Volcano's auto-discovery guide tells users to look for
+            log.info("Successfully started all network topology discoverers: %s", outcome.started)
         if outcome.started or outcome.stopped:
             log.info(
                 "discovery sources: started %s, stopped %s, running %s",

@@ -16,11 +16,13 @@ Each round is ``GET <endpoint>/ufmRest/resources/ports`` with HTTP basic auth (`
 and ``password`` from the Secret, re-read every round so a rotated password is picked up),
 capped at ``MAX_BODY_BYTES``. Only ports whose ``description`` contains ``Computer`` are
 used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf switches that
-share a node belong to one group (connected components); groups are numbered from 0 by
-their smallest leaf name in string order and become ``leaf-hn-<i>`` (tier 1, the group's
-nodes), and when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
-A leaf HyperNode names its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated),
-so the topology view can show the switches rather than ``leaf-hn-<i>``.
+share a node belong to one group (connected components); a group becomes the HyperNode
+``leaf-hn-<its smallest leaf switch name>`` (tier 1, the group's nodes; ``names.py`` makes
+the name safe and stable: a group keeps its name while its smallest switch stays, where
+Volcano numbers the groups ``leaf-hn-<i>`` and renames them all when one is added), and
+when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode). A leaf
+HyperNode names all its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated), so
+the topology view can show the switches.
 
 A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
 fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
@@ -52,6 +54,7 @@ from volcano_py.controllers.hypernode.discovery import (
     DiscoveryError,
     PeriodicDiscoverer,
 )
+from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
@@ -106,8 +109,8 @@ def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
     """The HyperNodes a UFM port list stands for (see the module docstring)."""
     hypernodes: list[JSON] = []
     leaf_names: list[str] = []
-    for i, (leaves, nodes) in enumerate(leaf_groups(ports)):
-        name = f"leaf-hn-{i}"
+    for leaves, nodes in leaf_groups(ports):
+        name = stable_name("leaf-hn", [leaves[0]], f"{UFM_DISCOVERER}\x00leaf\x00{leaves[0]}")
         leaf_names.append(name)
         hypernode = _hypernode(name, 1, "Node", nodes)
         hypernode["metadata"]["annotations"] = {UFM_LEAVES_ANNOTATION: ",".join(leaves)}

@@ -147,6 +147,10 @@ class HyperNodeIndex:
             selected |= resolve_node_members(member, self._node_labels)
         self._direct_nodes[name] = selected
 
+    def __contains__(self, name: object) -> bool:
+        """Whether a HyperNode of this name is in the index (valid or not)."""
+        return name in self._objs
+
     def delete_hypernode(self, name: str) -> None:
         """Forget a HyperNode."""
         self._tree = None

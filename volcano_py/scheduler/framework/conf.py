@@ -46,14 +46,20 @@ ACTION_ARGUMENTS: dict[str, dict[str, str]] = {
     "backfill": {"enablePredicateErrorCache": "bool"},
 }
 
+# Volcano's built-in default (pkg/scheduler/util.go) plus network-topology-aware: a Queue's
+# capability holds (proportion) and HyperNode placement works with no configuration given.
 DEFAULT_SCHEDULER_CONF = """\
-actions: "enqueue, allocate"
+actions: "enqueue, allocate, backfill"
 tiers:
 - plugins:
   - name: priority
   - name: gang
+  - name: conformance
 - plugins:
+  - name: overcommit
+  - name: drf
   - name: predicates
+  - name: proportion
   - name: nodeorder
   - name: network-topology-aware
 """
