@@ -24,7 +24,7 @@ Parts:
 
 4. **discovered** - the cluster an operator has after label discovery
    (``tests/discovered_cluster.py``: 2,000 nodes, 301 HyperNodes named
-   ``hypernode-<type>-tier<N>-<random>``, 63 gangs owned by workloads, queues) opened
+   ``hypernode-<type>-tier<N>-<label values>``, 63 gangs owned by workloads, queues) opened
    ``RENDER_RUNS`` times: navigation -> tree drawn (goal <= 1 s), and in the same run the
    time to open every HyperNode (search for the type prefix: every HyperNode matches), the
    page's worst case. Issue 28's readable view (labels, owners, the Queue panel, clipped

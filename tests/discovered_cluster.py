@@ -2,7 +2,7 @@
 
 ``discovered_cache(nodes)``: ``nodes`` GPU nodes with long real-world names, labelled with
 their leaf switch, spine and pod (long label keys, as clusters carry them); the HyperNodes
-made by the real ``label`` discovery function (``hypernode-<type>-tier<N>-<random>`` names,
+made by the real ``label`` discovery function (``hypernode-<type>-tier<N>-<label values>`` names,
 the label key as ``tierName``); queues; and gangs owned the ways workloads own them — a
 Volcano Job, a Deployment (through its ReplicaSet), a StatefulSet, a batch Job, a RayCluster,
 a PyTorchJob — placed by the real scheduler cycle (``MemoryWriter``), plus gangs too big for
@@ -12,7 +12,6 @@ a leaf, left pending with their condition. At 2,000 nodes: 250 leaves, 42 spines
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from volcano_py.controllers.hypernode.label import discover_label_hypernodes, parse_types
@@ -132,7 +131,7 @@ def discovered_cache(nodes: int = 2000, gangs: int = 60, pending: int = 3) -> Sc
     config = {"networkTopologyTypes": {"dc1-fabric": [{"nodeLabel": key} for key in LEVELS]}}
     types, problems = parse_types(config)
     assert not problems, problems
-    hypernodes = discover_label_hypernodes(node_objects, [], types, random.Random(7))
+    hypernodes = discover_label_hypernodes(node_objects, [], types)
     for hn in hypernodes:
         hn["kind"] = "HyperNode"
     objects: list[JSON] = [*node_objects, *hypernodes]

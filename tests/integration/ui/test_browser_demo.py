@@ -22,7 +22,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -82,8 +81,16 @@ def demo(tmp_path: Path) -> Iterator[int]:
             devstate.terminate(devstate.processes_using(folder))
 
 
-def _names(driver: Any) -> list[str]:
-    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "div.hn > .row .name")]
+FACTS_JS = """
+const chip = [...document.querySelectorAll('.row .gang')]
+  .find(e => e.textContent.startsWith('Deployment training-workers'));
+const holder = chip.closest('div.hn').querySelector(':scope > .row .name');
+return {
+  names: [...document.querySelectorAll('div.hn > .row .name')].map(e => e.textContent),
+  chip: chip.textContent, title: chip.title, holder: holder.textContent,
+  queue: document.querySelector('#queues [data-queue="default"]').textContent,
+};
+"""
 
 
 def test_make_demo_page_reads_as_racks_owners_and_queues(demo: int) -> None:
@@ -100,21 +107,17 @@ def test_make_demo_page_reads_as_racks_owners_and_queues(demo: int) -> None:
                 for e in d.find_elements(By.CSS_SELECTOR, chip)
             )
         )
-        names = _names(driver)
+        # read in one go: the page re-renders when the cluster changes (kwok updates pods)
+        seen = driver.execute_script(FACTS_JS)
+        names = seen["names"]
         assert {"spine-0", "spine-1"} <= set(names), names
         assert any(n.startswith("rack-") for n in names), names
         assert not any(n.startswith("hypernode-") for n in names), names
-        gang = next(
-            e
-            for e in driver.find_elements(By.CSS_SELECTOR, chip)
-            if e.text.startswith("Deployment training-workers")
-        )
-        assert gang.text.endswith(" 4/4")
-        assert "PodGroup default/" in gang.get_attribute("title")
-        holder = gang.find_element(By.XPATH, "./ancestor::div[contains(@class, 'hn')][1]")
-        assert holder.find_element(By.CSS_SELECTOR, ".row .name").text.startswith("rack-")
-        queue = driver.find_element(By.CSS_SELECTOR, '#queues [data-queue="default"]')
-        assert "1 running" in queue.text
+        assert seen["chip"].startswith("Deployment training-workers ")
+        assert seen["chip"].endswith(" 4/4")
+        assert "PodGroup default/" in seen["title"]
+        assert seen["holder"].startswith("rack-"), seen
+        assert "1 running" in seen["queue"]
         path = assert_readable(driver, "make-demo", 50)
         wanted = os.environ.get("VOLCANO_PY_UI_SCREENSHOT")
         if wanted:

@@ -1,13 +1,14 @@
 """The topology page on a discovered cluster of real-world shape, in headless Chromium.
 
 2,000 nodes with long names, 301 HyperNodes made by the real ``label`` discovery function
-(``hypernode-dc1-fabric-tier1-<random>``, label keys as tier names), gangs owned by a Volcano
-Job, a Deployment, a StatefulSet, a batch Job, a RayCluster and a PyTorchJob, placed by the
-real scheduler cycle, and queues (``tests/discovered_cluster.py``), served by the view on a
-loopback ops server. The page must show HyperNodes by their label value (the object name in
-the tooltip, and search finds it), chips by their owner, the Queue panel, and no text drawn
-over other text anywhere in the tree rows, the tables or the side panels (bounding boxes of
-the rendered text, clipped by the boxes that clip it).
+(``hypernode-dc1-fabric-tier1-pod-00.spine-sw-000.leaf-sw-0000``, label keys as tier names),
+gangs owned by a Volcano Job, a Deployment, a StatefulSet, a batch Job, a RayCluster and a
+PyTorchJob, placed by the real scheduler cycle, and queues
+(``tests/discovered_cluster.py``), served by the view on a loopback ops server. The page
+must show HyperNodes by their label value (the object name in the tooltip, and search finds
+it), chips by their owner, the Queue panel, and no text drawn over other text anywhere in
+the tree rows, the tables or the side panels (bounding boxes of the rendered text, clipped
+by the boxes that clip it).
 
 The screenshot is ``artifacts/ui/readable-discovered.png`` (the README's picture is
 ``make demo``'s, ``test_browser_demo.py``).
