@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from volcano_py.api.resources import CONFIGMAPS
+from volcano_py.api.safeload import clip
 from volcano_py.kube.events import Recorder
 from volcano_py.metrics import SCHEDULER_CONF_NOT_IMPLEMENTED, SCHEDULER_CONF_RELOADS
 from volcano_py.scheduler.framework.arguments import ConfError
@@ -89,7 +90,7 @@ class ConfWatch:
         try:
             conf = load_conf(text, self.plugins, self.actions)
         except Exception as e:  # ConfError, or any bug in a plugin's builder
-            message = str(e) if isinstance(e, ConfError) else f"{type(e).__name__}: {e}"
+            message = clip(str(e) if isinstance(e, ConfError) else f"{type(e).__name__}: {e}")
             self.last_error = f"{key} {CONF_KEY}: {message}"
             SCHEDULER_CONF_RELOADS.labels("rejected").inc()
             log.error(

@@ -192,3 +192,22 @@ def test_conf_watch_survives_a_crashing_plugin_builder() -> None:
     watch = ConfWatch(start, plugins, actions, configmap=lambda: cm, recorder=recorder)
     assert watch.current() is start
     assert "RuntimeError: boom" in recorder.events[0][2]
+
+
+def test_conf_watch_keeps_running_conf_on_an_alias_bomb_with_a_short_error() -> None:
+    # The 453-byte document of issue 26: a plugin weight that is 9**9 words once expanded.
+    levels = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    bomb = "x:\n" + "\n".join("  " + line for line in levels) + "\n"
+    text = bomb + "tiers:\n- plugins:\n  - name: binpack\n    arguments: {binpack.weight: *l8}\n"
+    plugins, actions = builtin_registries()
+    start = load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions)
+    recorder = FakeRecorder()
+    watch = ConfWatch(start, plugins, actions, configmap=lambda: _cm(text), recorder=recorder)
+    assert watch.current() is start
+    assert watch.last_error == (
+        "vs/volcano-scheduler-configmap volcano-scheduler.conf: scheduler conf:7: expands to "
+        "more than 100000 values (size cap)"
+    )
+    [(_, _, message)] = recorder.events
+    assert len(message) < 200

@@ -38,8 +38,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from volcano_py.api.constants import (
     CONTROLLER_CONFIG_KEY,
     CONTROLLER_CONFIGMAP_SUFFIX,
@@ -49,6 +47,7 @@ from volcano_py.api.constants import (
     HELM_RELEASE_NAME_ENV,
     KUBE_POD_NAMESPACE_ENV,
 )
+from volcano_py.api.safeload import CONFIG_LIMITS, LoadError, load_yaml
 
 DEFAULT_MAX_DELETE_PERCENT = 50.0
 DEFAULT_DELETION_GRACE_SECONDS = 60.0
@@ -224,9 +223,9 @@ def parse_config_text(
             has the wrong shape.
     """
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{CONTROLLER_CONFIG_KEY} is not valid YAML: {e}") from None
+        document = load_yaml(text, CONTROLLER_CONFIG_KEY, CONFIG_LIMITS)
+    except LoadError as e:
+        raise ConfigError(str(e)) from None
     if document is None:
         return NetworkTopologyConfig()
     if not isinstance(document, Mapping):

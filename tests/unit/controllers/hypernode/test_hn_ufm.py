@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from urllib3.exceptions import (
     ConnectTimeoutError,
+    HTTPError,
     MaxRetryError,
     NameResolutionError,
     NewConnectionError,
@@ -16,7 +17,11 @@ from urllib3.exceptions import (
 
 from tests.unit.controllers.hypernode.hnfakes import members_of
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, SecretRef
-from volcano_py.controllers.hypernode.discovery import DiscovererStartError, DiscoveryContext
+from volcano_py.controllers.hypernode.discovery import (
+    DiscovererStartError,
+    DiscoveryContext,
+    DiscoveryError,
+)
 from volcano_py.controllers.hypernode.ufm import (
     UFMDiscoverer,
     _describe,
@@ -247,6 +252,32 @@ def test_ufm_names_a_forbidden_secret_and_how_to_grant_it() -> None:
         d.check()
     assert "docs/operations.md" in str(caught.value)
     assert caught.value.retryable
+
+
+def test_ufm_refuses_plain_http_unless_insecure_is_set() -> None:
+    with pytest.raises(ConfigError, match=r"http:// would send the UFM password unencrypted"):
+        discoverer({"endpoint": "http://ufm.example"})
+    with pytest.raises(ConfigError, match=r"config.insecure: expected true or false"):
+        discoverer({"endpoint": "http://ufm.example", "insecure": "yes"})
+    assert discoverer({"endpoint": "http://ufm.example", "insecure": True}).plain_http
+    assert not discoverer({"endpoint": "ufm.example"}).plain_http
+
+
+def test_ufm_over_plain_http_warns_every_round(caplog: pytest.LogCaptureFixture) -> None:
+    creds = {("vs", "creds"): secret(username="u", password="hunter2")}
+    d = discoverer({"endpoint": "http://ufm.example", "insecure": True}, creds)
+
+    class Down:  # the pool our discoverer builds; no socket in a unit test
+        def request(self, *args: object, **kwargs: object) -> None:
+            raise HTTPError("down")
+
+    d._pool = Down()  # type: ignore[assignment]
+    for _ in range(2):
+        with pytest.raises(DiscoveryError):
+            d.fetch_ports()
+    warned = [r for r in caplog.records if "unencrypted" in r.getMessage()]
+    assert len(warned) == 2
+    assert all("hunter2" not in r.getMessage() for r in caplog.records)
 
 
 def test_ufm_leaf_names_stay_when_another_group_appears_before_them() -> None:
