@@ -9,12 +9,19 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 # make run NODES=0: a local cluster without nodes (default: 8 GPU nodes, 2 spines x 2 racks)
 NODES ?= 8
+# make run CLUSTER=existing: against $KUBECONFIG's cluster; CLUSTER=local: always a local one;
+# auto (default): local, refusing a $KUBECONFIG that make run did not create
+CLUSTER ?= auto
+# 0: a free port; a taken one stops make run at once, naming it
+WEBHOOK_PORT ?= 0
+METRICS_PORT ?= 0
 
 .PHONY: help run demo certs venv testbin browser test unit integration e2e lint fmt bench clean
 
 help:
-	@echo "make run          the manager in the foreground: against \$$KUBECONFIG if set, else on a local"
-	@echo "                  cluster (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none)"
+	@echo "make run          the manager in the foreground on a local cluster (CLUSTER=existing: against"
+	@echo "                  \$$KUBECONFIG's cluster; a \$$KUBECONFIG make run did not create is refused)"
+	@echo "                  (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none)"
 	@echo "make demo         make run + the example gang Deployment; prints where it landed, stays up"
 	@echo "make test         unit + integration tests against a real control plane"
 	@echo "make lint         ruff (complexity included), ruff format --check, mypy --strict, import-linter, vulture"
@@ -35,10 +42,12 @@ testbin: $(STAMP)
 	$(PY) -m devcluster.provision
 
 run: $(STAMP) testbin
-	$(PY) -m devcluster.devrun --nodes=$(NODES)
+	$(PY) -m devcluster.devrun --nodes=$(NODES) --cluster=$(CLUSTER) \
+	  --webhook-port=$(WEBHOOK_PORT) --metrics-port=$(METRICS_PORT)
 
 demo: $(STAMP) testbin
-	$(PY) -m devcluster.devrun --demo --nodes=$(NODES)
+	$(PY) -m devcluster.devrun --demo --nodes=$(NODES) \
+	  --webhook-port=$(WEBHOOK_PORT) --metrics-port=$(METRICS_PORT)
 
 certs: $(STAMP)
 	$(PY) -m webhooks.certs --out certs/

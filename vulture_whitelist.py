@@ -29,6 +29,9 @@ _.never_capture
 _.binary_location
 exc
 
+# prometheus_client's collector protocol (volcano_py/metrics.py's exact-name counter)
+_.describe
+
 # reprlib.Repr's limits, read by reprlib itself (volcano_py/api/safeload.py's brief())
 _.maxlevel
 _.maxdict

@@ -1,8 +1,12 @@
 """``make run`` and ``make demo``: the manager in the foreground, on a cluster or a local one.
 
-With ``$KUBECONFIG`` set, ``make run`` runs the manager against that cluster (certificates in
-``certs/``; the cluster's API server cannot call a webhook on this machine, so no webhook
-configuration is installed) and creates nothing there. Without it, a local cluster is started
+Which cluster (``--cluster``, ``make run CLUSTER=...``): ``local`` always starts a local one;
+``existing`` runs the manager against ``$KUBECONFIG``'s cluster (certificates in ``certs/``; the
+cluster's API server cannot call a webhook on this machine, so no webhook configuration is
+installed) and creates nothing there; ``auto`` (the default) starts a local one, but refuses,
+with the two commands to choose from, when ``$KUBECONFIG`` is set to a cluster ``make run`` did
+not start (``choose_cluster``): an exported kubeconfig of a real cluster is never used unless
+asked for. ``make demo`` is always local. A local cluster is started
 from the test harness (binaries cached): etcd, kube-apiserver, kube-controller-manager and kwok
 as the kubelets; the CRDs, the ValidatingAdmissionPolicy, a ValidatingWebhookConfiguration
 pointing at ``https://127.0.0.1:<port>`` and both ConfigMaps are installed; a fleet of GPU
@@ -12,8 +16,14 @@ discovery turns into HyperNodes; the manager runs against it and the lines to tr
 ``--demo`` then applies ``examples/workloads/deployment-gang.yaml``, waits until its pods run,
 prints ``volcano-py tree`` and where each pod landed, and keeps the cluster up.
 
-Either way the run lasts until Ctrl-C, SIGTERM or SIGHUP (or until ``make`` above it dies), and
-then stops everything it started and removes its temporary folder. A run killed with SIGKILL
+Ports given (``--webhook-port``, ``--metrics-port``; ``make run WEBHOOK_PORT=..``,
+``METRICS_PORT=..``) are checked before anything starts: a taken one is a one-line error
+naming it and its flag, exit 2 at once. Either way the run lasts until Ctrl-C, SIGTERM or
+SIGHUP reaches this process (or until ``make`` above it dies, or the manager exits: its code
+is ours), and then stops everything it started and removes its temporary folder. GNU ``make``
+passes SIGTERM on to the run but not a SIGHUP sent to make's pid alone (it waits for the
+run), so the start lines name what to signal: this process, or the whole process group (a
+closed terminal does that). A run killed with SIGKILL
 is cleaned up by the next one (``devstate.py``).
 """
 
@@ -40,6 +50,7 @@ from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane, free_port
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
+from volcano_py.commands.ports import port_problem
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists
 
@@ -152,8 +163,54 @@ def run_demo(client: KubeClient, kubeconfig: str) -> None:
         print(f"  {pod['metadata']['name']:40} {pod['spec'].get('nodeName') or '-':20} {phase}")
 
 
+CLUSTER_MODES = ("auto", "local", "existing")
+
+
+def made_by_run(kubeconfig: str) -> bool:
+    """Whether ``kubeconfig`` is a local cluster's that ``make run`` started (its folder)."""
+    return Path(kubeconfig).parent.name.startswith(devstate.RUN_PREFIX)
+
+
+def choose_cluster(mode: str, kubeconfig: str | None, *, demo: bool) -> tuple[str | None, str]:
+    """``(kubeconfig to run against or None for a local cluster, refusal or "")``."""
+    if demo or mode == "local":
+        return None, ""
+    if mode == "existing":
+        if not kubeconfig:
+            return None, "CLUSTER=existing needs $KUBECONFIG set to the cluster to run against"
+        return kubeconfig, ""
+    if kubeconfig and not made_by_run(kubeconfig):
+        return None, (
+            f"$KUBECONFIG is set ({kubeconfig}) to a cluster make run did not start; it will "
+            "not run volcano-py's scheduler and controllers there unless asked: "
+            "`make run CLUSTER=existing` runs against it, `make run CLUSTER=local` (or "
+            "`unset KUBECONFIG`) starts a local cluster"
+        )
+    return None, ""
+
+
+def port_problems(webhook_port: int, metrics_port: int) -> str:
+    """The first given port that cannot be listened on, as one line ("" when both can)."""
+    for flag, port in (
+        ("WEBHOOK_PORT (--webhook-port)", webhook_port),
+        ("METRICS_PORT (--metrics-port)", metrics_port),
+    ):
+        problem = port_problem(flag, "127.0.0.1", port)
+        if problem:
+            return problem
+    return ""
+
+
 def _raise_shutdown(signum: int, _frame: FrameType | None) -> None:
     raise Shutdown(signal.Signals(signum).name)
+
+
+def stop_hint() -> str:
+    """How to stop this run from another shell (make passes SIGTERM on, not SIGHUP)."""
+    return (
+        f"stop with Ctrl-C, or from another shell: kill {os.getpid()} (or kill -HUP "
+        f"-{os.getpgrp()}, the whole group, as a closed terminal does)"
+    )
 
 
 def _wait(manager: subprocess.Popen[bytes], parent: int) -> int:
@@ -187,24 +244,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=8, help="GPU nodes to create (0: none)")
     parser.add_argument("--webhook-port", type=int, default=0)
     parser.add_argument("--metrics-port", type=int, default=0)
+    parser.add_argument(
+        "--cluster",
+        choices=CLUSTER_MODES,
+        default="auto",
+        help="local: start one; existing: $KUBECONFIG's; auto: local, refusing a foreign "
+        "$KUBECONFIG",
+    )
     args = parser.parse_args(argv)
     if args.nodes < 0:
         parser.error(f"--nodes: expected a count >= 0, got {args.nodes}")
+    external, refusal = choose_cluster(args.cluster, os.environ.get("KUBECONFIG"), demo=args.demo)
+    refusal = refusal or port_problems(args.webhook_port, args.metrics_port)
+    if refusal:
+        print(f"make run: {refusal}", file=sys.stderr, flush=True)
+        return 2
     parent, started = os.getppid(), time.monotonic()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _raise_shutdown)
     cert_dir = ROOT / "certs"
     webhook_port = args.webhook_port or free_port()
     metrics_port = args.metrics_port or free_port()
-    external = os.environ.get("KUBECONFIG")
     folder: Path | None = None
     plane: ControlPlane | None = None
     manager: subprocess.Popen[bytes] | None = None
     try:
-        if external and not args.demo:
+        if external:
             kubeconfig = external
             print(f"running against $KUBECONFIG={external} (no webhook configuration installed)")
             print(f"topology view: http://127.0.0.1:{metrics_port}/ui", flush=True)
+            print(stop_hint(), flush=True)
         else:
             try:
                 cleaned = devstate.clean_stale()
@@ -235,13 +304,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"  topology view:  http://127.0.0.1:{metrics_port}/ui\n"
                 f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
                 f"  webhook:        https://127.0.0.1:{webhook_port}/hypernodes/validate\n"
-                f"Ctrl-C, SIGTERM or SIGHUP stops everything and removes {folder}",
+                f"{stop_hint()}; it stops everything and removes {folder}",
                 flush=True,
             )
             if args.demo and args.nodes:
                 run_demo(client, kubeconfig)
                 print(f"\nthe cluster stays up until Ctrl-C:\n{instructions(plane, 1, demo=True)}")
-        return _wait(manager, parent)
+        code = _wait(manager, parent)
+        print(f"make run: the manager exited with code {code}; stopping", file=sys.stderr)
+        return code
     except Shutdown as stop:
         print(f"\nmake run: {stop}; stopping", file=sys.stderr, flush=True)
         return 0

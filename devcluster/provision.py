@@ -27,12 +27,13 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from devcluster.buildprogress import PROGRESS_S, go_build
 
 GOMOD = Path(__file__).parent / "gomod"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
@@ -121,37 +122,41 @@ def build(target: Path, *, gocache: str | None = None) -> float:
     env = _go_env(gocache)
     flags = list(FLAGS)
     packages = [f"k8s.io/kubernetes/cmd/{name}" for name in KUBE_BINARIES]
+    what = ", ".join(KUBE_BINARIES)
     print(
-        f"building {', '.join(KUBE_BINARIES)} (a cold build takes ~6 min on 2 cores)...",
+        f"the control plane binaries are not cached: building {what} and etcd once into "
+        f"{target.parent} (a cold build takes ~6 min on 2 cores, module downloads included; "
+        f"progress every {PROGRESS_S:.0f} s)...",
         file=sys.stderr,
         flush=True,
     )
-    subprocess.run(
-        ["go", "build", *flags, "-o", f"{target}/", *packages],
-        cwd=GOMOD / "kube",
-        env=env,
-        check=True,
-    )
-    print("building etcd...", file=sys.stderr, flush=True)
-    subprocess.run(
-        ["go", "build", *flags, "-o", str(target / ETCD_BINARY), "go.etcd.io/etcd/server/v3"],
-        cwd=GOMOD / "etcd",
-        env=env,
-        check=True,
+    go_build([*flags, "-o", f"{target}/", *packages], GOMOD / "kube", env, what, "~6 min")
+    go_build(
+        [*flags, "-o", str(target / ETCD_BINARY), "go.etcd.io/etcd/server/v3"],
+        GOMOD / "etcd",
+        env,
+        "etcd",
+        "~1 min after the Kubernetes build",
     )
     return time.monotonic() - started
 
 
-def _build_one(target: str, package: str, module: str, banner: str, gocache: str | None) -> float:
-    """``go build`` one ``package`` of the helper ``module`` into ``target``; the seconds."""
+def _build_one(
+    target: str, package: str, module: str, banner: str, gocache: str | None, expected: str
+) -> float:
+    """``go build`` one ``package`` of the helper ``module`` into ``target``; the seconds.
+
+    ``expected``: the usual cold build time, repeated in the progress lines.
+    """
     _need_go()
     started = time.monotonic()
     print(banner, file=sys.stderr, flush=True)
-    subprocess.run(
-        ["go", "build", *FLAGS, "-o", target, package],
-        cwd=GOMOD / module,
-        env=_go_env(gocache),
-        check=True,
+    go_build(
+        [*FLAGS, "-o", target, package],
+        GOMOD / module,
+        _go_env(gocache),
+        package.rsplit("/", 1)[-1],
+        expected,
     )
     return time.monotonic() - started
 
@@ -159,8 +164,9 @@ def _build_one(target: str, package: str, module: str, banner: str, gocache: str
 def build_kwok(target: Path, *, gocache: str | None = None) -> float:
     """Compile kwok into ``target``; return the seconds it took."""
     banner = "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)..."
+    expected = "~35 s after the Kubernetes build, ~6 min alone"
     return _build_one(
-        str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok", "kwok", banner, gocache
+        str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok", "kwok", banner, gocache, expected
     )
 
 
@@ -169,7 +175,9 @@ def build_kube_scheduler(target: Path, *, gocache: str | None = None) -> float:
     banner = (
         "building kube-scheduler (~40 s after the Kubernetes build, ~6 min alone on 2 cores)..."
     )
-    return _build_one(f"{target}/", "k8s.io/kubernetes/cmd/kube-scheduler", "kube", banner, gocache)
+    expected = "~40 s after the Kubernetes build, ~6 min alone"
+    package = "k8s.io/kubernetes/cmd/kube-scheduler"
+    return _build_one(f"{target}/", package, "kube", banner, gocache, expected)
 
 
 def ensure_kube_scheduler() -> Path:

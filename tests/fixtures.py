@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,3 +55,12 @@ def namespace(client: KubeClient) -> Iterator[str]:
     yield name
     with contextlib.suppress(NotFound):
         client.delete(R.NAMESPACES, name)
+
+
+@pytest.fixture
+def taken() -> Iterator[int]:
+    """A loopback port something listens on, for the tests of a taken port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        yield int(sock.getsockname()[1])

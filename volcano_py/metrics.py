@@ -1,10 +1,12 @@
 """Prometheus metrics of the whole process, defined once, on one registry.
 
-Names follow Volcano's where Volcano has the metric (namespace ``volcano``:
-``volcano_e2e_scheduling_latency_milliseconds``, ``volcano_action_scheduling_latency_microseconds``,
-``volcano_plugin_scheduling_latency_microseconds``, ``volcano_schedule_attempts_total``,
-``volcano_unschedule_task_count``, ``volcano_unschedule_job_count``); the rest are ours, under the
-same namespace. Components import the metric objects they feed; ``/metrics`` (served by the
+Names, labels, units and buckets follow Volcano's scheduler (``pkg/scheduler/metrics/`` and the
+controllers' queue PodGroup counts) wherever volcano-py computes the same thing, so Volcano's
+Grafana dashboards work unchanged: latencies in milliseconds (``_milliseconds``), queue
+resources as ``milli_cpu`` / ``memory_bytes`` / ``scalar_resources`` (scalars in milli-units,
+as Volcano's ``Resource`` keeps them). The rest (HyperNode capacity, webhook, workqueue,
+discovery, conf reloads) are ours, under the same ``volcano`` namespace; docs/operations.md lists
+every name. Components import the metric objects they feed; ``/metrics`` (served by the
 manager's ops server) renders ``REGISTRY``. Recording a metric never raises and never blocks.
 
 This module sits beside ``volcano_py.kube`` in the layering: controllers, the scheduler and the
@@ -13,38 +15,127 @@ webhooks may import it; it imports nothing of ours.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 NAMESPACE = "volcano"
 
-_LATENCY_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
-_LATENCY_US = tuple(b * 1000 for b in _LATENCY_MS)
 
-# -- scheduler (Volcano's names) --------------------------------------------------------
+def exponential_range(low: float, high: float, count: int) -> tuple[float, ...]:
+    """``count`` buckets from ``low`` to ``high`` growing by a constant factor.
 
-E2E_SCHEDULING_LATENCY = Histogram(
+    The same bounds as Prometheus Go's ``ExponentialBucketsRange``, which Volcano uses.
+    """
+    factor = (high / low) ** (1 / (count - 1))
+    return tuple(low * factor**i for i in range(count))
+
+
+class PlainCounter:
+    """A counter exported under exactly its name (no ``_total`` suffix added).
+
+    ``prometheus_client`` appends ``_total`` to every counter; Volcano has counters without it
+    (``volcano_total_preemption_attempts``) that its dashboards query by that name.
+    """
+
+    def __init__(self, name: str, documentation: str, registry: CollectorRegistry) -> None:
+        """Register on ``registry`` at 0."""
+        self.name = f"{NAMESPACE}_{name}"
+        self.documentation = documentation
+        self._value = 0.0
+        self._lock = threading.Lock()
+        registry.register(self)
+
+    def inc(self, amount: float = 1.0) -> None:
+        """Add ``amount`` (>= 0)."""
+        with self._lock:
+            self._value += amount
+
+    def collect(self) -> Iterator[Metric]:
+        """One sample under the exact name."""
+        metric = Metric(self.name, self.documentation, "counter")
+        with self._lock:
+            metric.add_sample(self.name, {}, self._value)
+        yield metric
+
+    def describe(self) -> Iterator[Metric]:
+        """The family without samples (for the registry's name check)."""
+        yield Metric(self.name, self.documentation, "counter")
+
+
+def remove_series(metric: Gauge, *labels: str) -> None:
+    """Remove one labelled series of ``metric``; nothing when it was never exported."""
+    with contextlib.suppress(KeyError):
+        metric.remove(*labels)
+
+
+def _histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
+    return Histogram(name, doc, labels, namespace=NAMESPACE, buckets=buckets, registry=REGISTRY)
+
+
+def _gauge(name: str, doc: str, labels: list[str] | None = None) -> Gauge:
+    return Gauge(name, doc, labels or [], namespace=NAMESPACE, registry=REGISTRY)
+
+
+# -- scheduler (Volcano's names, labels and buckets) -------------------------------------
+
+E2E_SCHEDULING_LATENCY = _histogram(
     "e2e_scheduling_latency_milliseconds",
-    "E2e scheduling latency in milliseconds (scheduling algorithm + binding)",
-    namespace=NAMESPACE,
-    buckets=_LATENCY_MS,
-    registry=REGISTRY,
+    "Duration of a single scheduling session execution in milliseconds (open, actions, close)",
+    [],
+    exponential_range(1, 5000, 20),
 )
-ACTION_SCHEDULING_LATENCY = Histogram(
-    "action_scheduling_latency_microseconds",
-    "Action scheduling latency in microseconds",
+OPEN_SESSION_DURATION = _histogram(
+    "open_session_duration_milliseconds",
+    "Duration of opening a scheduling session in milliseconds (snapshot and plugins)",
+    [],
+    exponential_range(1, 5000, 20),
+)
+ACTION_SCHEDULING_LATENCY = _histogram(
+    "action_scheduling_latency_milliseconds",
+    "Action scheduling latency in milliseconds",
     ["action"],
-    namespace=NAMESPACE,
-    buckets=_LATENCY_US,
-    registry=REGISTRY,
+    exponential_range(1, 2000, 20),
 )
-PLUGIN_SCHEDULING_LATENCY = Histogram(
-    "plugin_scheduling_latency_microseconds",
-    "Plugin scheduling latency in microseconds",
+PLUGIN_SCHEDULING_LATENCY = _histogram(
+    "plugin_scheduling_latency_milliseconds",
+    "Plugin scheduling latency in milliseconds",
     ["plugin", "OnSession"],
-    namespace=NAMESPACE,
-    buckets=_LATENCY_US,
-    registry=REGISTRY,
+    exponential_range(0.1, 100, 15),
+)
+E2E_JOB_SCHEDULING_LATENCY = _histogram(
+    "e2e_job_scheduling_latency_milliseconds",
+    "End-to-end job scheduling latency in milliseconds (PodGroup creation to its tasks bound)",
+    [],
+    exponential_range(100, 120000, 30),
+)
+_JOB_LABELS = ["job_name", "queue", "job_namespace"]
+E2E_JOB_SCHEDULING_DURATION = _gauge(
+    "e2e_job_scheduling_duration",
+    "Per-job duration from PodGroup creation to its last task placed, in milliseconds",
+    _JOB_LABELS,
+)
+E2E_JOB_SCHEDULING_START_TIME = _gauge(
+    "e2e_job_scheduling_start_time", "E2E job scheduling start time (unix seconds)", _JOB_LABELS
+)
+E2E_JOB_SCHEDULING_LAST_TIME = _gauge(
+    "e2e_job_scheduling_last_time", "E2E job scheduling last time (unix seconds)", _JOB_LABELS
+)
+TASK_SCHEDULING_LATENCY = _histogram(
+    "task_scheduling_latency_milliseconds",
+    "Task scheduling latency from pod creation to a stage (Assumed, Bound) in milliseconds",
+    ["stage"],
+    exponential_range(50, 60000, 30),
+)
+SCHEDULING_STAGE_DURATION = _histogram(
+    "scheduling_stage_duration_milliseconds",
+    "Duration of a scheduling stage in milliseconds (Bind: one cycle's bind batch)",
+    ["stage"],
+    exponential_range(0.1, 500, 20),
 )
 SCHEDULE_ATTEMPTS = Counter(
     "schedule_attempts_total",
@@ -53,19 +144,53 @@ SCHEDULE_ATTEMPTS = Counter(
     namespace=NAMESPACE,
     registry=REGISTRY,
 )
-UNSCHEDULE_TASK_COUNT = Gauge(
-    "unschedule_task_count",
-    "Number of tasks could not be scheduled",
-    ["job_id"],
+PREEMPTION_VICTIMS = _gauge("pod_preemption_victims", "Number of selected preemption victims")
+PREEMPTION_ATTEMPTS = PlainCounter(
+    "total_preemption_attempts", "Total preemption attempts in the cluster till now", REGISTRY
+)
+EVICTION_TRANSACTIONS = Counter(
+    "eviction_transactions_total",
+    "Total number of committed eviction transactions, by action",
+    ["action"],
     namespace=NAMESPACE,
     registry=REGISTRY,
 )
-UNSCHEDULE_JOB_COUNT = Gauge(
-    "unschedule_job_count",
-    "Number of jobs could not be scheduled",
-    namespace=NAMESPACE,
-    registry=REGISTRY,
+UNSCHEDULE_TASK_COUNT = _gauge(
+    "unschedule_task_count", "Number of tasks could not be scheduled", ["job_id"]
 )
+UNSCHEDULE_JOB_COUNT = _gauge("unschedule_job_count", "Number of jobs could not be scheduled")
+
+# -- queues (Volcano's names: scheduler's quota plugins and controller's PodGroup counts) --
+
+QUEUE_RESOURCE_KINDS = ("allocated", "request", "deserved", "capacity", "real_capacity", "inqueue")
+# kind -> (milli cpu, memory bytes, scalar resources by resource)
+QUEUE_RESOURCES: dict[str, tuple[Gauge, Gauge, Gauge]] = {
+    kind: (
+        _gauge(f"queue_{kind}_milli_cpu", f"{kind} CPU (millicores) for one queue", ["queue_name"]),
+        _gauge(f"queue_{kind}_memory_bytes", f"{kind} memory for one queue", ["queue_name"]),
+        _gauge(
+            f"queue_{kind}_scalar_resources",
+            f"{kind} scalar resources (milli-units) for one queue",
+            ["queue_name", "resource"],
+        ),
+    )
+    for kind in QUEUE_RESOURCE_KINDS
+}
+QUEUE_SHARE = _gauge("queue_share", "Share for one queue", ["queue_name"])
+QUEUE_WEIGHT = _gauge("queue_weight", "Weight for one queue", ["queue_name"])
+QUEUE_OVERUSED = _gauge("queue_overused", "If one queue is overused", ["queue_name"])
+QUEUE_PHASES = ("Inqueue", "Pending", "Running", "Unknown", "Completed")
+QUEUE_PODGROUPS: dict[str, Gauge] = {
+    phase: _gauge(
+        f"queue_pod_group_{phase.lower()}_count",
+        f"The number of {phase} PodGroup in this queue",
+        ["queue_name"],
+    )
+    for phase in QUEUE_PHASES
+}
+
+# -- ours -----------------------------------------------------------------------------------
+
 HYPERNODE_FREE = Gauge(
     "hypernode_free_resource",
     "Free (idle) resource under a HyperNode, in base units (cpu cores, memory bytes, "

@@ -12,7 +12,7 @@ import pytest
 
 from devcluster.harness import ControlPlane
 from devcluster.manager import ROOT, ManagerProcess, install_webhook, start_manager, stop_manager
-from tests.fixtures import client, control_plane, namespace
+from tests.fixtures import client, control_plane, namespace, taken
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists
@@ -27,6 +27,7 @@ __all__ = [
     "namespace",
     "start_manager",
     "stop_manager",
+    "taken",
 ]
 
 

@@ -1,5 +1,5 @@
 """Fixtures for integration tests: see tests/fixtures.py."""
 
-from tests.fixtures import client, control_plane, namespace
+from tests.fixtures import client, control_plane, namespace, taken
 
-__all__ = ["client", "control_plane", "namespace"]
+__all__ = ["client", "control_plane", "namespace", "taken"]

@@ -12,13 +12,18 @@ snapshot and, binding nothing, prints for the job:
   each node-order plugin and in total — the values the plugins hand the framework;
 - when the conf runs ``preempt``/``reclaim`` (or ``gangpreempt``/``gangreclaim``), per
   action and per candidate domain (cheapest lower bound first): the victims it would evict,
-  the cost (pods, highest victim priority, gangs touched) and why a domain is out.
+  the cost (pods, highest victim priority, gangs touched) and why a domain is out;
+- what the gang is short of (``explain_shortfall``): the PodGroup condition this cycle would
+  write, per tier the resources the roomiest HyperNode lacks, per SubJob the same, and per
+  pending task how many nodes refuse it and why.
 
 JSON keys: ``tiers``, ``highestTierAllowed``, ``allocatedHyperNode``, ``gradients``
 (``[{"tier", "hyperNodes"}]``), ``hyperNodeScores``, ``tasks``
 (``{"<ns>/<pod>": {"nodes": {"<node>": {"feasible", "reason", "scores", "total"}}}}``),
 ``evictions`` (``{"<action>": [{"hyperNode", "tier", "lowerBound", "feasible", "victims",
-"cost", "note"}]}``).
+"cost", "note"}]}``), ``shortfall`` (``{"condition", "reason", "tiers": [{"tier",
+"hyperNodes", "fit", "short", "text"}], "subJobs": [{"subJob", "text"}], "predicates":
+{"<ns>/<pod>": "0/N nodes are available: ..."}}``).
 Exit 0; 1 when the job is not in the snapshot; 2 on unusable input.
 """
 
@@ -30,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from volcano_py.commands.explain_shortfall import shortfall, shortfall_lines
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.actions.eviction import eviction_report
 from volcano_py.scheduler.actions.preempt import victim_scope
@@ -70,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         report["evictions"] = evictions(ssn, args.job, simulator.conf.actions)
     finally:
         close_session(ssn)
+    report["shortfall"] = shortfall(simulator, args.job)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -138,6 +145,7 @@ def text(report: JSON) -> str:
         f"allocatedHyperNode={report['allocatedHyperNode'] or '-'}",
         f"tiers: {report['tiers']} (HyperNodes ready: {report['hyperNodesReady']})",
     ]
+    lines += shortfall_lines(report.get("shortfall") or {})
     if report["topologyError"]:
         lines.append(f"topology error: {report['topologyError']}")
     elif report["mode"] and not report["gradients"]:

@@ -25,6 +25,7 @@ from volcano_py.commands.argtypes import (
     positive_int,
 )
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
+from volcano_py.commands.ports import port_problem
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import (
     ControllerRegistry,
@@ -310,6 +311,15 @@ def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:
         raise CommandError(problem, exit_code=2)
     # the API server answers (or we say why not and exit) before anything listens
     client = connect(options.kubeconfig, args.api_wait, log.warning)
+    for flag, host, number in (
+        ("--webhook-port", args.webhook_host, args.webhook_port),
+        ("--metrics-address", options.metrics_host, options.metrics_port),
+    ):
+        problem = problem or port_problem(flag, host, number)
+    if problem:
+        # a taken port: one line naming it and its flag, exit 2, before a worker dies on it
+        client.close()
+        raise CommandError(problem, exit_code=2)
     cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
     keeper = CertKeeper(
         cert_dir,

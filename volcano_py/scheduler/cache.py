@@ -332,6 +332,11 @@ class SchedulerCache:
         with self._lock:
             return self._podgroups.get(key)
 
+    def podgroup_keys(self) -> list[str]:
+        """The ``namespace/name`` of every cached PodGroup."""
+        with self._lock:
+            return list(self._podgroups)
+
     def update_hypernode(self, hn: JSON) -> None:
         """A HyperNode was added or changed.
 

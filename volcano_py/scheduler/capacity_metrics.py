@@ -11,6 +11,8 @@ is one ``nvidia.com/gpu`` when any node has GPUs, else one cpu: the question an 
 ("how big a gang fits in one rack right now?"). Series of HyperNodes that disappeared are
 removed. The scheduler calls this at most every ``EXPORT_INTERVAL_S`` seconds, off the
 scheduling path's critical section (after a cycle).
+A resource the nodes have but that is all taken is exported as 0, never dropped, so an alert
+on "free == 0" fires.
 """
 
 from __future__ import annotations
@@ -55,11 +57,15 @@ def export_capacity(
     for name, info in tree.hypernodes.items():
         members = [nodes[n] for n in tree.real_nodes.get(name, ()) if n in nodes]
         free = Resource()
+        names: set[str] = set()
         for node in members:
             free.add(node.idle)
+            names.update(resource for resource, _ in node.allocatable.items())
         tier = str(info.tier)
-        for resource, amount in free.items():
-            HYPERNODE_FREE.labels(name, tier, resource).set(base_units(resource, amount))
+        for resource in names:  # every resource the nodes have, 0 included
+            HYPERNODE_FREE.labels(name, tier, resource).set(
+                base_units(resource, free.get(resource))
+            )
             exported.add((name, tier, resource))
         fits = sum(per_node[node.name] for node in members)
         largest[info.tier] = max(largest.get(info.tier, 0), fits)

@@ -34,6 +34,7 @@ from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.metrics import (
     ACTION_SCHEDULING_LATENCY,
     E2E_SCHEDULING_LATENCY,
+    OPEN_SESSION_DURATION,
     SCHEDULE_ATTEMPTS,
     UNSCHEDULE_JOB_COUNT,
 )
@@ -43,6 +44,7 @@ from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity_metrics import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
+from volcano_py.scheduler.cycle_metrics import forget_jobs, record_binds, task_stage
 from volcano_py.scheduler.eviction_writes import (
     refused_recently,
     served_nomination,
@@ -53,6 +55,7 @@ from volcano_py.scheduler.framework.framework import close_session, open_session
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.plugins import register_builtin_plugins
+from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_infos
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.queue_status import (
     QueueEvents,
@@ -140,19 +143,24 @@ def run_cycle(
         notes.new_cycle()
     ssn = open_session(snapshot, conf, plugins, notes)
     ssn.unevictable = refused_recently(cache)
+    OPEN_SESSION_DURATION.observe((time.perf_counter() - started) * 1000)
     try:
         for name in conf.actions:
             action_started = time.perf_counter()
             actions.get(name).execute(ssn)
             ACTION_SCHEDULING_LATENCY.labels(name).observe(
-                (time.perf_counter() - action_started) * 1e6
+                (time.perf_counter() - action_started) * 1000
             )
     finally:
         close_session(ssn)
     result = CycleResult(job_fit=dict(ssn.job_fit))
+    assumed_at = time.time()
     for task in ssn.binds:
         cache.assume(task.key, task.node_name)
+        task_stage("Assumed", task, assumed_at)
+    bind_started = time.perf_counter()
     errors = writer.bind(ssn.binds) if ssn.binds else {}
+    bind_seconds = time.perf_counter() - bind_started
     for task in ssn.binds:
         if task.key in errors:
             cache.forget(task.key)
@@ -161,6 +169,7 @@ def run_cycle(
         else:
             result.binds[task.key] = task.node_name
     result.bind_errors = errors
+    record_binds(ssn.jobs.values(), result.binds, ssn.job_fit, bind_seconds, time.time())
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
@@ -290,13 +299,16 @@ class Scheduler:
             # nodes and the tree are all it reads: settled jobs need not be rebuilt for it
             snapshot = self.cache.snapshot(active_only=True)
             self._capacity_series = export_capacity(snapshot, self._capacity_series)
+            forget_jobs(self.cache.podgroup_keys())
         except Exception:
             log.exception("exporting capacity metrics failed")
 
     def _sync_queues(self) -> None:
         """Write changed Queue statuses (never raises into the loop)."""
+        infos = self.cache.queue_infos()
         try:
-            self.queue_status.sync(self.cache.queue_infos())
+            export_queue_infos(infos)
+            self.queue_status.sync(infos)
         except Exception:
             log.exception("writing queue status failed")
 

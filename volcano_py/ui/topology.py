@@ -6,7 +6,9 @@ from ``scheduler.treeview.hypernode_usage``, the computation ``volcano-py tree``
 the page and the command never disagree. The shape (documented in docs/ui.md):
 
 - ``tree``: ``ready``, ``errors``, ``quarantined`` (name -> reason, left out of scheduling);
-- ``hyperNodes``: name -> ``tier``, ``tierName``, ``parent`` ("" for a root), ``children``,
+- ``hyperNodes``: name -> ``label`` (what it stands for: the label value or UFM leaf
+  switches, ``ui.owners.hypernode_label``; "" for a hand-made one), ``tier``, ``tierName``,
+  ``parent`` ("" for a root), ``children``,
   ``nodes`` (the real nodes directly in it, not under a child), ``nodeCount`` (all under it),
   ``gpu`` (devices) / ``cpu`` (millicores) / ``memory`` (bytes) as ``[free, total]``,
   ``source`` (the discovery source label, "" when hand-made) and ``stale`` (the ``DiscoveryStale``
@@ -14,7 +16,8 @@ the page and the command never disagree. The shape (documented in docs/ui.md):
 - ``roots``: parentless HyperNodes, highest tier first;
 - ``tiers``: per tier its name, HyperNode count and the largest free share one HyperNode of
   it holds now (``gpu``, ``cpu``, ``memory`` and where) — the biggest gang that tier can take;
-- ``gangs``: every PodGroup with ``namespace``, ``name``, ``queue``, ``phase``,
+- ``gangs``: every PodGroup with ``namespace``, ``name``, ``queue``, ``owner`` (the workload,
+  ``{"kind", "name", "apiVersion"}`` or null, ``ui.owners.gang_owner``), ``phase``,
   ``minMember``, ``placed`` / ``pending`` task counts, ``hyperNode`` (its
   ``volcano.sh/job-allocated-hypernode``, else the lowest HyperNode holding its placed tasks),
   ``highestTierAllowed`` / ``highestTierName`` and, while unplaced, the ``Unschedulable``
@@ -22,6 +25,9 @@ the page and the command never disagree. The shape (documented in docs/ui.md):
   follower shows what the leader decided), and ``subJobs`` for a partitioned gang
   (``{"<policy>/<values>": {"hyperNode", "pods"}}``, the lowest HyperNode holding each
   SubJob's placed pods; ``{}`` for a flat gang);
+- ``queues``: per Queue ``name``, ``state``, ``weight``, ``allocated`` and (the dimensions
+  the spec names) ``deserved`` / ``capability`` as ``{gpu, cpu, memory}``, ``pendingGangs``
+  and ``runningGangs``;
 - ``discovery``: per source label the HyperNodes it owns and how many are stale, and the
   stale ones listed;
 - ``summary``: counts for the header.
@@ -41,10 +47,12 @@ from volcano_py.api.constants import (
 from volcano_py.controllers.hypernode.reconcile import STALE_CONDITION
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
 from volcano_py.scheduler.simulator import sub_jobs_view
 from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
+from volcano_py.ui.owners import gang_owner, hypernode_label
 
 JSON = dict[str, Any]
 
@@ -76,6 +84,7 @@ def _hypernode(use: HyperNodeUsage, tree: HyperNodeTree) -> JSON:
         under_children |= tree.real_nodes.get(child, frozenset())
     alloc, free = use.allocatable, use.free
     return {
+        "label": hypernode_label(use.info.obj, use.info.tier_name),
         "tier": use.info.tier,
         "tierName": use.info.tier_name,
         "parent": use.parent,
@@ -145,6 +154,7 @@ def _gang(job: JobInfo, snapshot: Snapshot) -> JSON:
         "namespace": job.namespace,
         "name": job.name,
         "queue": job.queue,
+        "owner": gang_owner(job),
         "phase": job.phase,
         "minMember": job.min_member,
         "placed": placed,
@@ -156,6 +166,37 @@ def _gang(job: JobInfo, snapshot: Snapshot) -> JSON:
         "message": cond.get("message", ""),
         "subJobs": _sub_jobs(job, snapshot),
     }
+
+
+def _amounts(res: Resource, names: Iterable[str] | None = None) -> JSON:
+    """``gpu`` (devices), ``cpu`` (millicores), ``memory`` (bytes); only ``names`` when given."""
+    out: JSON = {"gpu": _whole(gpus(res)), "cpu": res.milli_cpu, "memory": res.memory}
+    if names is None:
+        return out
+    wanted = {"gpu" if n.endswith("gpu") else n for n in names}
+    return {k: v for k, v in out.items() if k in wanted}
+
+
+def _queues(snapshot: Snapshot, gangs: list[JSON]) -> list[JSON]:
+    pending: dict[str, int] = {}
+    for g in gangs:
+        if g["phase"] != PodGroupPhase.RUNNING and (g["pending"] or g["message"]):
+            pending[g["queue"]] = pending.get(g["queue"], 0) + 1
+    out = []
+    for name, info in sorted(snapshot.queues.items()):
+        out.append(
+            {
+                "name": name,
+                "state": info.state.value,
+                "weight": info.weight,
+                "allocated": _amounts(info.allocated),
+                "deserved": _amounts(info.deserved, (n for n, _ in info.deserved.items())),
+                "capability": _amounts(info.capability, info.capability_names),
+                "pendingGangs": pending.get(name, 0),
+                "runningGangs": info.phases.get(PodGroupPhase.RUNNING, 0),
+            }
+        )
+    return out
 
 
 def _discovery(objects: Iterable[JSON]) -> JSON:
@@ -196,6 +237,7 @@ def topology_json(snapshot: Snapshot, hypernode_objects: Iterable[JSON]) -> JSON
         "roots": roots,
         "tiers": _tiers(hypernodes),
         "gangs": gangs,
+        "queues": _queues(snapshot, gangs),
         "discovery": _discovery(hypernode_objects),
         "summary": {
             "nodes": len(snapshot.nodes),

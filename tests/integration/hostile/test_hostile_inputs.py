@@ -52,7 +52,7 @@ def wait_for(predicate: Any, timeout: float = 30.0) -> Any:
     raise AssertionError("condition not met in time")
 
 
-def create_refused(hostile: Hostile, resource: R.Resource, body: dict[str, Any]) -> str:
+def create_refused(hostile: Hostile, resource: R.APIResource, body: dict[str, Any]) -> str:
     ns = body["metadata"].get("namespace", "")
     with pytest.raises(ApiError) as err:
         hostile.client.create(resource, body, ns) if ns else hostile.client.create(resource, body)

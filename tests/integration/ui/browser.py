@@ -57,3 +57,69 @@ def screenshot(driver: webdriver.Chrome, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     driver.save_screenshot(str(path))
     return path
+
+
+# Every element with text of its own inside a group (a tree row, a table row, a queue, a
+# pending gang, the header): the rectangles its text covers (one per line it wraps onto) once
+# clipped by itself and its clipping ancestors. No two rectangles of one group may intersect.
+OVERLAPS_JS = """
+const groups = document.querySelectorAll(
+  '.hn > .row, #tiers tr, #queues .queue, #pending .pending, header');
+const clipped = (e, r) => {
+  let [l, t, rt, b] = [r.left, r.top, r.right, r.bottom];
+  for (let a = e; a && a !== document.body; a = a.parentElement) {
+    const s = getComputedStyle(a);
+    if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
+      const q = a.getBoundingClientRect();
+      l = Math.max(l, q.left); t = Math.max(t, q.top);
+      rt = Math.min(rt, q.right); b = Math.min(b, q.bottom);
+    }
+  }
+  return rt - l > 0.5 && b - t > 0.5 ? [l, t, rt, b] : null;
+};
+const found = [];
+let checked = 0;
+for (const g of groups) {
+  const boxes = [];
+  for (const e of [g, ...g.querySelectorAll('*')]) {
+    const texts = [...e.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim());
+    if (!texts.length) continue;
+    for (const t of texts) {  // one rectangle per line the text occupies
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      for (const line of range.getClientRects()) {
+        const rect = clipped(e, line);
+        if (rect) boxes.push([e, rect]);
+      }
+    }
+  }
+  checked += boxes.length;
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, ra] = boxes[i], [b, rb] = boxes[j];
+    if (a === b) continue;  // one element's own text (its line boxes may touch)
+    const w = Math.min(ra[2], rb[2]) - Math.max(ra[0], rb[0]);
+    const h = Math.min(ra[3], rb[3]) - Math.max(ra[1], rb[1]);
+    if (w > 1 && h > 1) found.push(`${a.textContent.slice(0, 40)} / ${b.textContent.slice(0, 40)}`);
+  }
+}
+return [checked, found.slice(0, 10)];
+"""
+
+
+def text_overlaps(driver: webdriver.Chrome) -> tuple[int, list[str]]:
+    """``(text rectangles checked, up to 10 pairs drawn over each other)`` on the page now."""
+    checked, found = driver.execute_script(OVERLAPS_JS)
+    return int(checked), [str(f) for f in found]
+
+
+def assert_readable(driver: webdriver.Chrome, name: str, at_least: int) -> Path:
+    """No text over text on the page (at least ``at_least`` text boxes seen); its screenshot.
+
+    The screenshot goes to ``artifacts/ui/<name>.png``; with ``VOLCANO_PY_UI_SCREENSHOT`` set
+    the caller may copy it there (the README's picture, ``docs/ui-screenshot.png``).
+    """
+    checked, overlaps = text_overlaps(driver)
+    path = screenshot(driver, name)
+    assert checked > at_least, f"only {checked} text boxes on the page (see {path})"
+    assert overlaps == [], f"text drawn over text (see {path}): {overlaps}"
+    return path

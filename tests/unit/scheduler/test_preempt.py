@@ -17,6 +17,7 @@ from tests.unit.scheduler.helpers import session
 from tests.unit.scheduler.objects import hypernode, node, pod, podgroup, queue
 from volcano_py.kube.errors import TooManyRequests
 from volcano_py.kube.events import FakeRecorder
+from volcano_py.metrics import REGISTRY
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.registry import load_conf
@@ -448,3 +449,16 @@ def test_kube_writer_sets_nominated_node_name_on_the_status() -> None:
     (args, kw) = client.calls[0]
     assert args[1:] == ("high-0", {"status": {"nominatedNodeName": "n3"}}, "default")
     assert kw["subresource"] == "status"
+
+
+def test_preempt_records_volcanos_preemption_metrics() -> None:
+    def value(name: str, labels: dict[str, str] | None = None) -> float:
+        return REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+    attempts = value("volcano_total_preemption_attempts")
+    transactions = value("volcano_eviction_transactions_total", {"action": "preempt"})
+    sim = _sim(_full_node_two_queues(), "preempt")
+    sim.cycle()  # high-a starves; preempt picks its victims in this cycle
+    assert value("volcano_total_preemption_attempts") == attempts + 1
+    assert value("volcano_pod_preemption_victims") == 2
+    assert value("volcano_eviction_transactions_total", {"action": "preempt"}) == transactions + 1

@@ -23,7 +23,9 @@ share a node belong to one group (connected components); a group becomes the Hyp
 ``leaf-hn-<its smallest leaf switch name>`` (tier 1, the group's nodes; ``names.py`` makes
 the name safe and stable: a group keeps its name while its smallest switch stays, where
 Volcano numbers the groups ``leaf-hn-<i>`` and renames them all when one is added), and
-when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
+when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode). A leaf
+HyperNode names all its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated), so
+the topology view can show the switches.
 
 A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
 fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
@@ -60,6 +62,8 @@ from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
+
+UFM_LEAVES_ANNOTATION = "topology.volcano-py.io/ufm-leaf-switches"
 
 JSON = dict[str, Any]
 
@@ -112,7 +116,9 @@ def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
     for leaves, nodes in leaf_groups(ports):
         name = stable_name("leaf-hn", [leaves[0]], f"{UFM_DISCOVERER}\x00leaf\x00{leaves[0]}")
         leaf_names.append(name)
-        hypernodes.append(_hypernode(name, 1, "Node", nodes))
+        hypernode = _hypernode(name, 1, "Node", nodes)
+        hypernode["metadata"]["annotations"] = {UFM_LEAVES_ANNOTATION: ",".join(leaves)}
+        hypernodes.append(hypernode)
     if leaf_names:
         hypernodes.append(_hypernode("spine-hn", 2, "HyperNode", sorted(leaf_names)))
     return hypernodes

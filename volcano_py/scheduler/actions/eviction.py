@@ -31,6 +31,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
+from volcano_py.metrics import EVICTION_TRANSACTIONS, PREEMPTION_ATTEMPTS, PREEMPTION_VICTIMS
 from volcano_py.scheduler.actions.allocate_sub_jobs import (
     _fresh_shape,
     _restore,
@@ -329,13 +330,19 @@ def evict_for_jobs(
         and not _never_preempts(job)
     ]
     starving.sort(key=ssn.job_order_key())
+    preempting = action.endswith("preempt")
+    victims = 0
     for job in starving:
+        if preempting:
+            PREEMPTION_ATTEMPTS.inc()
         planner = EvictionPlanner(ssn, job, victim_fn, functools.partial(scope, job), taken)
         best, _ = planner.plan()
         if best is None:
             continue
         if not best.victims:
             continue  # it fits already: allocate will place it next cycle
+        victims += len(best.victims)
+        EVICTION_TRANSACTIONS.labels(action).inc()
         for task in best.victims:
             taken.add(task.key)
             ssn.evictions.append(Eviction(task, job.key, best.domain, action))
@@ -346,6 +353,8 @@ def evict_for_jobs(
             f"{action}: evicting {len(best.victims)} pod(s) in {best.domain} "
             f"for this PodGroup; " + ssn.job_fit[job.key].message,
         )
+    if preempting:
+        PREEMPTION_VICTIMS.set(victims)
 
 
 def _never_preempts(job: JobInfo) -> bool:

@@ -13,10 +13,12 @@ and plugins never do.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.kube.changelog import ChangeLog
+from volcano_py.metrics import PLUGIN_SCHEDULING_LATENCY
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import SchedulerConf
@@ -47,11 +49,22 @@ def open_session(
 def close_session(ssn: Session) -> None:
     """Let every plugin release its per-session state, then close the session."""
     for plugin in ssn.plugins:
+        started = time.perf_counter()
         plugin.on_session_close(ssn)
+        _observe(plugin.name, "OnSessionClose", started)
     ssn.close()
 
 
 def _open(ssn: Session, build: PluginBuilder, name: str, arguments: Mapping[str, Any]) -> None:
     plugin = build(Arguments(name, arguments, ssn.notes))
     ssn.plugins.append(plugin)
+    started = time.perf_counter()
     plugin.on_session_open(ssn)
+    _observe(name, "OnSessionOpen", started)
+
+
+def _observe(plugin: str, extension_point: str, started: float) -> None:
+    """Volcano's plugin latency histogram, in milliseconds."""
+    PLUGIN_SCHEDULING_LATENCY.labels(plugin, extension_point).observe(
+        (time.perf_counter() - started) * 1000
+    )

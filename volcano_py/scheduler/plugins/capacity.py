@@ -30,6 +30,7 @@ from volcano_py.scheduler.plugins.support.queue_attr import (
     set_real_capability,
     total_guarantee,
 )
+from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_attrs
 from volcano_py.scheduler.plugins.support.quota_hooks import register_quota_hooks
 
 log = logging.getLogger(__name__)
@@ -98,5 +99,6 @@ class CapacityPlugin:
         return chain
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the attributes."""
+        """Export the queues' deserved, real capacity and share, then drop the attributes."""
+        export_queue_attrs(self.attrs.values())
         self.attrs = {}

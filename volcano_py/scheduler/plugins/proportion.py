@@ -31,6 +31,7 @@ from volcano_py.scheduler.plugins.support.queue_attr import (
     set_real_capability,
     total_guarantee,
 )
+from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_attrs
 from volcano_py.scheduler.plugins.support.quota_hooks import register_quota_hooks
 
 MAX_ROUNDS = 64
@@ -55,7 +56,8 @@ class ProportionPlugin:
         register_quota_hooks(ssn, self.name, attrs, limit=lambda a: a.deserved)
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the attributes."""
+        """Export the queues' deserved, real capacity and share, then drop the attributes."""
+        export_queue_attrs(self.attrs.values())
         self.attrs = {}
 
 
