@@ -78,6 +78,8 @@ VALIDATING_ADMISSION_POLICY_BINDINGS = Resource(
 HYPERNODES = Resource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False)
 PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
 QUEUES = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
+# Volcano Jobs ("vcjobs"); not in BY_KIND, whose "Job" is batch/v1.
+VCJOBS = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job", True)
 
 BY_KIND: dict[str, Resource] = {
     r.kind: r
