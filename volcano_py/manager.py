@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import SCHEDULER_CONFIGMAP_NAME
+from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
 from volcano_py.kube.client import KubeClient, load_config
@@ -67,6 +67,14 @@ from webhooks.router import AdmissionRouter
 log = logging.getLogger(__name__)
 
 COMPONENT = "volcano-py"
+
+
+def scheduler_component(scheduler_names: tuple[str, ...]) -> str:
+    """The scheduler's Event source, as Volcano's: its one scheduler name, else ``volcano``.
+
+    Users filter on it (``kubectl get events --field-selector source=volcano``, alerts).
+    """
+    return scheduler_names[0] if len(scheduler_names) == 1 else DEFAULT_SCHEDULER_NAME
 
 
 @dataclass
@@ -137,6 +145,10 @@ class Manager:
         self.leader_client = self.client.gated(self._fence)
         self.recorder = EventRecorder(self.leader_client, COMPONENT)
         self.lease_recorder = EventRecorder(self.client, COMPONENT)
+        # the scheduler reports as Volcano's does (source and reportingComponent)
+        self.scheduler_recorder = EventRecorder(
+            self.leader_client, scheduler_component(options.scheduler_names)
+        )
         self.stop_event = threading.Event()
         self._on_fatal = on_fatal or _terminate_worker
         self._ready = threading.Event()
@@ -190,7 +202,7 @@ class Manager:
                 self.informers,
                 conf,
                 options.scheduler_names[0],
-                self.recorder,
+                self.scheduler_recorder,
                 schedule_period=options.schedule_period,
                 bind_workers=options.bind_workers,
                 configmap=configmap,
@@ -285,6 +297,7 @@ class Manager:
         self.ops.start()
         self.recorder.start()
         self.lease_recorder.start()
+        self.scheduler_recorder.start()
         self.informers.start()
         self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
         trimmer = IdleTrimmer(self.informers.change_key)
@@ -321,6 +334,7 @@ class Manager:
             self.scheduler.writer.close()
         self.recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
         self.lease_recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
+        self.scheduler_recorder.stop(timeout=max(0.1, deadline - time.monotonic()))
         self.informers.shutdown()
         self.ops.stop()
         log.info("manager stopped")

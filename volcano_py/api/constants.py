@@ -37,6 +37,12 @@ JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
 NETWORK_TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
 # Pod/workload annotation: highest tier a job may span, an integer.
 NETWORK_TOPOLOGY_HIGHEST_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
+# PodGroup annotation (KubeRay's spelling of the highest tier, an integer).
+NETWORK_TOPOLOGY_HIGHEST_TIER_ALLOWED_ANNOTATION = (
+    "volcano.sh/network-topology-highest-tier-allowed"
+)
+# PodGroup annotation (beyond Volcano): the highest tier by its HyperNode tierName.
+NETWORK_TOPOLOGY_HIGHEST_TIER_NAME_ANNOTATION = "volcano.sh/network-topology-highest-tier-name"
 # Workload annotations (beyond Volcano): an indexed workload's pods split into partitions of
 # this many pods, each a SubJob (docs/podgroup.md, "Partitions").
 PARTITION_SIZE_ANNOTATION = "volcano.sh/partition-size"
@@ -127,6 +133,7 @@ POD_DELETED_REASON = "PodDeleted"
 NOT_ENOUGH_RESOURCES_REASON = "NotEnoughResources"
 NOT_ENOUGH_PODS_REASON = "NotEnoughTasks"
 NOT_ENOUGH_PODS_OF_TASK_REASON = "NotEnoughPodsOfTask"
+INVALID_PODGROUP_REASON = "InvalidPodGroup"
 # PodGroup condition messages for the gang check.
 POD_GROUP_READY_MESSAGE = "pod group is ready"
 POD_GROUP_NOT_READY_MESSAGE = "pod group is not ready"

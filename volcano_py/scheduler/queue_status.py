@@ -6,6 +6,10 @@
   (``state``, the PodGroup counts ``pending``/``running``/``inqueue``/``unknown``/
   ``completed``, ``allocated``) is merge-patched onto the ``status`` subresource only when
   it differs from what the object already says, so a quiet cluster writes nothing.
+  ``allocated`` is compared as quantities (``"2"`` equals ``"2000m"``), and a resource that
+  dropped to zero is removed: a JSON merge patch merges maps, so the patch names each
+  vanished key with ``null`` (an empty ``allocated: {}`` would remove nothing, never match
+  and be re-sent every cycle).
   ``state`` is copied as it is (Open when unset): opening and closing a queue is the user's.
 
 - ``QueueEvents.record``: a PodGroup held back by its queue (missing, not Open, overused)
@@ -21,12 +25,14 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api.errors import FieldError
 from volcano_py.api.queue import BUILTIN_QUEUES, ROOT_QUEUE, queue_manifest
 from volcano_py.api.resources import PODGROUPS, QUEUES
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, ApiError
 from volcano_py.kube.events import Recorder
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.resource import Resource
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +64,32 @@ def status_differs(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> boo
             if (have or 0) != value:
                 return True
         elif key == "allocated":
-            if dict(have or {}) != value:
+            if not _same_amounts(have, value):
                 return True
         elif have != value:
             return True
     return False
+
+
+def _same_amounts(have: Any, wanted: Mapping[str, str]) -> bool:
+    """Whether two ResourceLists hold the same quantities (an unreadable one never does)."""
+    if not isinstance(have, Mapping):
+        return not wanted and not have
+    try:
+        return Resource.from_list(have) == Resource.from_list(wanted) and set(have) == set(wanted)
+    except FieldError:
+        return False
+
+
+def status_patch(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """The merge patch taking ``current`` to ``wanted``: vanished ``allocated`` keys as null."""
+    patch = dict(wanted)
+    have = current.get("allocated")
+    if isinstance(have, Mapping):
+        allocated: dict[str, Any] = {k: None for k in have if k not in wanted["allocated"]}
+        allocated.update(wanted["allocated"])
+        patch["allocated"] = allocated
+    return patch
 
 
 class QueueStatusWriter:
@@ -82,7 +109,8 @@ class QueueStatusWriter:
             if not status_differs(info.queue.status, wanted):
                 continue
             try:
-                self.client.patch(QUEUES, name, {"status": wanted}, subresource="status")
+                body = {"status": status_patch(info.queue.status, wanted)}
+                self.client.patch(QUEUES, name, body, subresource="status")
             except ApiError as e:
                 log.warning("queue %s: status not written: %s", name, e)
                 continue

@@ -25,6 +25,7 @@ from volcano_py.api.constants import (
     DEFAULT_SCHEDULER_NAME,
     PodGroupPhase,
 )
+from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -52,6 +53,7 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins import register_builtin_plugins
+from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.queue_status import (
     QueueEvents,
     QueueStatusWriter,
@@ -84,6 +86,8 @@ class CycleResult:
     job_fit: dict[str, JobFit] = field(default_factory=dict)
     seconds: float = 0.0
     evictions: dict[str, str] = field(default_factory=dict)  # victim -> preemptor PodGroup
+    # job uid -> (reason, message): told once as a Warning Event (``podgroup_warnings``)
+    warnings: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -155,6 +159,8 @@ def run_cycle(
     now = _now()
     settled: dict[str, int] = {}
     for job in ssn.jobs.values():
+        if job.topology_warning:
+            result.warnings[job.uid] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
         fit = ssn.job_fit.get(job.uid)
         failed = [uid for uid in errors if uid in job.tasks]
         if failed and fit is None:
@@ -239,6 +245,7 @@ class Scheduler:
         self.notes = ChangeLog()  # per-job log lines, once per change across cycles
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
+        self.podgroup_warnings = PodGroupWarnings(recorder)
         self._capacity_exported_at = float("-inf")
         self._capacity_series: set[tuple[str, str, str]] = set()
 
@@ -286,6 +293,8 @@ class Scheduler:
         result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer, self.notes)
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
         self.queue_events.record(fits, self.cache.podgroup)
+        if result.warnings:
+            self.podgroup_warnings.record(result.warnings, self.cache.podgroup)
         return result
 
     def _wait(self, stop: threading.Event) -> None:

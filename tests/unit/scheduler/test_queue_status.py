@@ -92,3 +92,43 @@ def test_queue_events_once_per_message_on_the_podgroup() -> None:
     assert events.record(fits, lookup) == 1  # it was placed meanwhile: news again
     assert recorder.events[0] == ("Warning", "QueueNotFound", fits["default/lost"][1])
     assert recorder.references[0]["kind"] == "PodGroup"
+
+
+def _merged(current: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch, as the API server applies it (null removes a key)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(current) if isinstance(current, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merged(out.get(key), value)
+    return out
+
+
+def test_allocated_that_drops_to_zero_is_removed_and_then_left_alone() -> None:
+    client = RecordingClient()
+    writer = QueueStatusWriter(client)  # type: ignore[arg-type]
+    cache = _cache(queue("q"))
+    writer.sync(cache.queue_infos())
+    stored = _merged({}, client.patches[0][1]["status"])
+    cache.update_queue(dict(queue("q"), status=stored))
+    cache.delete_pod(pod("r", "run", {"cpu": 2}, node_name="n1", phase="Running"))
+    assert writer.sync(cache.queue_infos()) == 1
+    patch = client.patches[1][1]["status"]
+    assert patch["allocated"] == {"cpu": None}  # a merge patch must name the key to drop it
+    stored = _merged(stored, patch)
+    assert "cpu" not in stored["allocated"]
+    cache.update_queue(dict(queue("q"), status=stored))
+    assert writer.sync(cache.queue_infos()) == 0  # applied: nothing re-sent every cycle
+
+
+def test_allocated_compared_as_quantities() -> None:
+    client = RecordingClient()
+    writer = QueueStatusWriter(client)  # type: ignore[arg-type]
+    cache = _cache(queue("q"))
+    writer.sync(cache.queue_infos())
+    stored = dict(client.patches[0][1]["status"], allocated={"cpu": "2000m"})
+    cache.update_queue(dict(queue("q"), status=stored))
+    assert writer.sync(cache.queue_infos()) == 0

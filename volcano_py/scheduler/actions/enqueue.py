@@ -1,13 +1,21 @@
 """``enqueue``: admit Pending jobs (Pending → Inqueue) while their queue and the cluster can.
 
+Volcano's semantics: admission is about resources, not pods. A PodGroup is admitted before
+any of its pods exist — Volcano's job controller and Kubeflow's training-operator create the
+pods only once their PodGroup is ``Inqueue``. The gang check (``minMember`` valid tasks, the
+gang plugin's job-valid function) is the allocate action's, as in Volcano.
+
 Jobs are tried in job order. A Pending job is admitted when
 
-1. it is valid (enough tasks for minMember, see the gang plugin);
-2. its queue exists and is Open (else it stays Pending with ``QueueNotFound`` /
-   ``QueueNotOpen`` naming the queue);
-3. no plugin rejects it: the ``job_enqueueable`` votes (overcommit, proportion, capacity). When
-   no plugin votes (volcano-py's default tiers), the overcommit gate runs with its default
-   factor 1.2, as before.
+1. its queue exists and is Open (else it stays Pending with ``QueueNotFound`` /
+   ``QueueNotOpen`` naming the queue; Volcano leaves a job of a missing queue Pending too);
+2. it has no ``minResources`` (admitted without a vote, as Volcano), or no plugin rejects
+   it: the ``job_enqueueable`` votes (overcommit, proportion, capacity) over its
+   ``minResources``. When no plugin votes (volcano-py's default tiers), the overcommit gate
+   runs with its default factor 1.2, as before.
+
+A rejected job stays Pending with ``NotEnoughResources`` and the voter's reason. A PodGroup
+whose spec cannot be read is not admitted (``InvalidPodGroup`` naming the field).
 
 Each admission is announced (``job_enqueued``) so the voters reserve its need before the next
 job is tried.
@@ -17,7 +25,11 @@ from __future__ import annotations
 
 import logging
 
-from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
+from volcano_py.api.constants import (
+    INVALID_PODGROUP_REASON,
+    NOT_ENOUGH_RESOURCES_REASON,
+    PodGroupPhase,
+)
 from volcano_py.scheduler.actions.fit_errors import oversized_message
 from volcano_py.scheduler.framework.session import JobFit, Session
 from volcano_py.scheduler.plugins.overcommit import OvercommitGate
@@ -38,15 +50,16 @@ class EnqueueAction:
         gate = None if ssn.has_job_enqueueable_fns else OvercommitGate(ssn)
         pending.sort(key=ssn.job_order_key())
         for job in pending:
-            invalid = ssn.job_valid(job)
-            if invalid is not None:
-                ssn.job_fit[job.uid] = JobFit(invalid.reason, invalid.message)
+            if job.invalid:
+                ssn.job_fit[job.uid] = JobFit(INVALID_PODGROUP_REASON, job.invalid)
                 continue
             closed = ssn.queue_gate(job)
             if closed is not None:
                 ssn.job_fit[job.uid] = closed
                 continue
-            reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
+            reason = None
+            if not job.min_resources.is_empty():
+                reason = gate.reject(job) if gate is not None else ssn.job_enqueueable(job)
             if reason is not None:
                 # a pod no node can hold even empty is the thing to fix first
                 oversized = oversized_message(

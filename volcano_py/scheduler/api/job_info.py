@@ -2,7 +2,8 @@
 
 Reads from the PodGroup dict only what scheduling needs: ``minMember``, ``minTaskMember``,
 ``minResources``, ``queue``, ``networkTopology`` (mode, ``highestTierAllowed``,
-``highestTierName``), ``subGroupPolicy``, the phase and the
+``highestTierName``; when the spec has none, the ``volcano.sh/network-topology-*`` annotations
+of the PodGroup, see ``api/topology_annotations``), ``subGroupPolicy``, the phase and the
 ``volcano.sh/job-allocated-hypernode`` annotation. A malformed field does not crash the
 scheduler: the job keeps an ``invalid`` message and the gang plugin refuses it.
 
@@ -28,6 +29,7 @@ from volcano_py.api.podgroup import (
     read_min_task_member,
     read_sub_group_policies,
 )
+from volcano_py.api.topology_annotations import topology_from_annotations
 from volcano_py.scheduler.api.resource import Resource, least_sum
 from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
@@ -61,6 +63,7 @@ class JobInfo:
         "task_to_sub_job",
         "tasks",
         "topology_error",
+        "topology_warning",
         "uid",
     )
 
@@ -79,6 +82,7 @@ class JobInfo:
         self.priority = 0
         self.invalid = ""
         self.topology_error = ""
+        self.topology_warning = ""
         annotations = meta.get("annotations") or {}
         self.allocated_hypernode: str = annotations.get(JOB_ALLOCATED_HYPERNODE_ANNOTATION, "")
         self.min_member = 0
@@ -91,13 +95,13 @@ class JobInfo:
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.task_to_sub_job: dict[str, str] = {}
         try:
-            self._parse_spec(spec)
+            self._parse_spec(spec, annotations)
         except FieldError as e:
             self.invalid = str(e)
         except (TypeError, ValueError) as e:
             self.invalid = f"spec: {e}"
 
-    def _parse_spec(self, spec: JSON) -> None:
+    def _parse_spec(self, spec: JSON, annotations: JSON) -> None:
         min_member = spec.get("minMember", 0)
         if not isinstance(min_member, int) or isinstance(min_member, bool) or min_member < 0:
             raise ValueError(f"minMember must be a non-negative integer, got {min_member!r}")
@@ -107,6 +111,11 @@ class JobInfo:
         self.policies = read_sub_group_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy")
         topology = spec.get("networkTopology")
         if not topology:
+            asked = topology_from_annotations(annotations, f"PodGroup {self.uid}")
+            self.topology_warning = asked.warning
+            self.mode = asked.mode
+            self.highest_tier = asked.highest_tier
+            self.highest_tier_name = asked.highest_tier_name
             return
         mode = topology.get("mode") or NetworkTopologyMode.HARD
         self.mode = NetworkTopologyMode(mode)

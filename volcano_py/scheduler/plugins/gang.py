@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from volcano_py.api.constants import (
     GANG_PLUGIN,
+    INVALID_PODGROUP_REASON,
     NOT_ENOUGH_PODS_OF_TASK_REASON,
     NOT_ENOUGH_PODS_REASON,
 )
@@ -63,7 +64,7 @@ def valid_task_num(job: JobInfo) -> int:
 def job_valid(job: JobInfo) -> ValidateResult | None:
     """Refuse jobs that cannot possibly reach minMember, or whose spec is unreadable."""
     if job.invalid:
-        return ValidateResult(False, "InvalidPodGroup", job.invalid)
+        return ValidateResult(False, INVALID_PODGROUP_REASON, job.invalid)
     short = _roles_short_of_valid_pods(job)
     if short:
         return ValidateResult(

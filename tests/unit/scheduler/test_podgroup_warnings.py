@@ -1,0 +1,63 @@
+"""Topology asked through PodGroup annotations: the spec wins, bad values are told once."""
+
+from __future__ import annotations
+
+from tests.unit.scheduler.objects import hypernode, node, pod, podgroup
+from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
+from volcano_py.kube.events import FakeRecorder
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
+from volcano_py.scheduler.simulator import Simulator, load_scheduler_conf
+
+MODE = "volcano.sh/network-topology-mode"
+TIER = "volcano.sh/network-topology-highest-tier"
+
+
+def test_job_info_spec_topology_wins_over_annotations() -> None:
+    job = JobInfo(podgroup("pg", 2, mode="soft", annotations={MODE: "hard", TIER: "1"}))
+    assert (job.mode, job.highest_tier, job.topology_warning) == ("soft", None, "")
+
+
+def test_job_info_reads_annotations_when_the_spec_has_no_topology() -> None:
+    job = JobInfo(podgroup("pg", 2, annotations={TIER: "1"}))
+    assert (job.mode, job.highest_tier) == ("hard", 1)
+    assert job.with_network_topology()
+
+
+def test_cycle_reports_a_bad_annotation_and_schedules_without_topology() -> None:
+    objects = [
+        node("n1", {"cpu": "4"}),
+        node("n2", {"cpu": "4"}),
+        hypernode("r1", 1, nodes=["n1"]),
+        hypernode("r2", 1, nodes=["n2"]),
+        podgroup("pg", 2, annotations={MODE: "strict", TIER: "1"}),
+        pod("p0", "pg", {"cpu": "4"}),
+        pod("p1", "pg", {"cpu": "4"}),
+    ]
+    sim = Simulator(objects, load_scheduler_conf(None))
+    result = sim.cycle()  # enqueue, then allocate in the same session
+    assert len(result.binds) == 2
+    reason, message = result.warnings["default/pg"]
+    assert reason == INVALID_TOPOLOGY_ANNOTATION_REASON
+    assert f"{MODE}='strict'" in message
+    assert "PodGroup default/pg" in message
+
+
+def test_podgroup_warnings_once_per_podgroup_and_message() -> None:
+    recorder = FakeRecorder()
+    warnings = PodGroupWarnings(recorder)
+    pg = podgroup("pg", 1)
+    pg["metadata"]["uid"] = "u-1"
+    lookup = {"default/pg": pg}.get
+    told = {"default/pg": ("Reason", "first")}
+    assert warnings.record(told, lookup) == 1
+    assert warnings.record(told, lookup) == 0
+    assert warnings.record({}, lookup) == 0
+    assert warnings.record(told, lookup) == 0  # left the snapshot and came back: not news
+    assert warnings.record({"default/pg": ("Reason", "second")}, lookup) == 1
+    assert warnings.record({"default/gone": ("Reason", "x")}, lookup) == 0
+    pg2 = dict(pg, metadata=dict(pg["metadata"], uid="u-2"))  # deleted and created again
+    assert warnings.record(told, {"default/pg": pg2}.get) == 1
+    assert [e[2] for e in recorder.events] == ["first", "second", "first"]
+    assert recorder.references[0]["kind"] == "PodGroup"
+    assert PodGroupWarnings(None).record(told, lookup) == 0
