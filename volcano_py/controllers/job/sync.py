@@ -77,6 +77,7 @@ REASON_POD_GROUP_ERROR = "PodGroupError"
 REASON_FAILED_CREATE_POD = "FailedCreatePodReason"
 REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
 REASON_PHASE_CHANGED = "JobPhaseChanged"
+REASON_PLUGIN_ERROR = "PluginError"
 _POD_GROUP_WAITING = ("", "Pending")
 
 
@@ -242,6 +243,13 @@ class JobSync:
 
     def _sync_pods(self, job: JSON, view: JobView, step: Step) -> None:
         if not view.phase:  # Volcano's initJobStatus: Pending, minAvailable, a condition
+            if view.plugins:
+                names = ", ".join(sorted(view.plugins))
+                self.recorder.event(
+                    job, WARNING, REASON_PLUGIN_ERROR,
+                    f"job plugins are not supported yet, the job runs without them: {names}",
+                    resource=R.VCJOBS,
+                )  # fmt: skip
             job = self._write(job, view, Status(min_available=view.min_available), changed=True)
             view = JobView.from_dict(job)
         old = status_of(job, view)

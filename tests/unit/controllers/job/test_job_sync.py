@@ -47,6 +47,17 @@ def test_new_job_gets_pending_status_and_a_podgroup_but_no_pods() -> None:
     assert pg["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
 
 
+def test_unsupported_plugins_are_named_in_one_warning_when_the_job_starts() -> None:
+    job = {**JOB, "spec": {**JOB["spec"], "plugins": {"ssh": [], "svc": []}}}
+    h = harness(jobs=(job,))
+    h.run()
+    assert h.recorder.events[0] == (
+        "Warning", "PluginError",
+        "job plugins are not supported yet, the job runs without them: ssh, svc",
+    )  # fmt: skip
+    assert ("create", "podgroups", "job-uid-1") in h.client.verbs()
+
+
 def test_pods_wait_while_the_podgroup_is_pending() -> None:
     job = with_phase(JOB, "Pending", minAvailable=3)
     h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Pending"),))
