@@ -247,8 +247,10 @@ def build_pod(job: Mapping[str, Any], view: JobView, task: TaskSpec, ix: int) ->
     template = copy.deepcopy(dict(task.template))
     tmeta = template.get("metadata") or {}
     spec: JSON = template.get("spec") or {}
-    if not spec.get("schedulerName") and view.scheduler_name:
-        spec["schedulerName"] = view.scheduler_name
+    if not spec.get("schedulerName"):
+        # Volcano's mutating webhook defaults an empty spec.schedulerName to "volcano"; the
+        # Job webhook configuration is not shipped yet, so the controller applies it.
+        spec["schedulerName"] = view.scheduler_name or C.DEFAULT_SCHEDULER_NAME
     if not spec.get("priorityClassName") and view.priority_class_name:
         spec["priorityClassName"] = view.priority_class_name
     key = task.key
