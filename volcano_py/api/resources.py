@@ -40,6 +40,7 @@ CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 SECRETS = Resource("", "v1", "secrets", "Secret", namespaced=True)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
 SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
+SERVICES = Resource("", "v1", "services", "Service", namespaced=True)
 PODTEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", namespaced=True)
@@ -78,6 +79,9 @@ VALIDATING_ADMISSION_POLICY_BINDINGS = Resource(
 HYPERNODES = Resource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False)
 PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
 QUEUES = Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
+NETWORKPOLICIES = Resource(
+    "networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", namespaced=True
+)
 # Volcano Jobs ("vcjobs"); not in BY_KIND, whose "Job" is batch/v1.
 VCJOBS = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job", True)
 

@@ -13,7 +13,8 @@ Volcano's rules (``pkg/webhooks/admission/jobs``), our wording:
   minPartitions x partitionSize when minPartitions is set); ``networkTopology`` with a tier
   number and a tier name at once; ``minAvailable <= sum of replicas``; volumes; the queue
   exists, is Open, is not ``root`` and has no child queues; ``dependsOn`` forms a DAG.
-  Plugins: volcano-py runs none yet, so a Job naming them is allowed with a warning.
+  Plugins: ``env``, ``svc`` and ``ssh`` run; a Job naming another is allowed with a warning
+  (Volcano denies unknown plugins; these are Volcano's, not yet ported).
 - update: only ``minAvailable``, ``tasks[*].replicas``/``minAvailable`` and
   ``priorityClassName`` may change, within the same bounds; no task added or removed.
 - defaults: ``queue: default``, ``schedulerName: volcano``, ``maxRetry: 3``, job
@@ -226,12 +227,16 @@ def validate_create(
     return problems
 
 
+SUPPORTED_PLUGINS = frozenset({"env", "svc", "ssh"})
+
+
 def plugin_warnings(job: Mapping[str, Any]) -> list[str]:
     """Warnings for plugins volcano-py does not run yet (Volcano denies unknown ones)."""
     plugins = (job.get("spec") or {}).get("plugins") or {}
-    if not plugins:
+    missing = sorted(p for p in plugins if p not in SUPPORTED_PLUGINS)
+    if not missing:
         return []
-    return [f"spec.plugins: not supported yet, the job runs without: {', '.join(sorted(plugins))}"]
+    return [f"spec.plugins: not supported yet, the job runs without: {', '.join(missing)}"]
 
 
 _MUTABLE_TASK = ("replicas", "minAvailable")

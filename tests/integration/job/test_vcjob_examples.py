@@ -94,7 +94,7 @@ def test_the_guides_vcjobs_run_unchanged(
     delete_example(client, control_plane, free, job)
 
 
-def test_volcanos_example_job_runs_without_its_plugins_and_says_so(
+def test_volcanos_example_job_runs_with_its_plugins_and_cleans_up_with_the_job(
     client: KubeClient, control_plane: ControlPlane, namespace: str, topology: Topology,
     run_scheduler: Callable[..., Callable[[], Scheduler]],
     job_controller: RunningJobController,
@@ -104,10 +104,22 @@ def test_volcanos_example_job_runs_without_its_plugins_and_says_so(
     path = EXAMPLES / "job.yaml"
     kubectl(control_plane, "apply", "-n", namespace, "-f", str(path))
     wait_for(lambda: phase(client, namespace, "test-job") == "Running", timeout=120)
-    assert len(job_pods(client, namespace, "test-job")) == 6
-    events = client.list(R.EVENTS, namespace,
-                         field_selector="involvedObject.name=test-job")["items"]  # fmt: skip
-    warnings = [e["message"] for e in events if e["reason"] == "PluginError"]
-    assert warnings == [
-        "job plugins are not supported yet, the job runs without them: env, ssh, svc"
-    ]
+    pods = job_pods(client, namespace, "test-job")
+    assert len(pods) == 6
+    first = pods[0]
+    assert first["spec"]["hostname"] == first["metadata"]["name"]
+    assert first["spec"]["subdomain"] == "test-job"
+    env = {e["name"] for e in first["spec"]["containers"][0]["env"]}
+    assert {"VC_TASK_INDEX", "VK_TASK_INDEX", "VC_DEFAULT_NGINX_HOSTS"} <= env
+    made = {
+        (R.SERVICES, "test-job"), (R.CONFIGMAPS, "test-job-svc"), (R.SECRETS, "test-job-ssh"),
+        (R.NETWORKPOLICIES, "test-job"),
+    }  # fmt: skip
+    for resource, name in made:
+        client.get(resource, name, namespace)
+    hosts = client.get(R.CONFIGMAPS, "test-job-svc", namespace)["data"]
+    assert hosts["VC_DEFAULT_NGINX_NUM"] == "6"
+    client.delete(R.VCJOBS, "test-job", namespace)
+    for resource, name in made:
+        wait_for(lambda r=resource, n=name: _gone(client, r, n, namespace), timeout=60)
+    wait_for(lambda: not job_pods(client, namespace, "test-job"), timeout=90)

@@ -142,11 +142,13 @@ def test_admission_functions_through_the_router() -> None:
     response = router.get("/jobs/validate").func(review)
     assert response["allowed"] is False
     assert "spec.minAvailable" in response["status"]["message"]
-    with_plugins = job(plugins={"ssh": []})
+    with_plugins = job(plugins={"ssh": [], "pytorch": []})
     response = router.get("/jobs/validate").func({"request": {"operation": "CREATE",
                                                               "object": with_plugins}})  # fmt: skip
     assert response["allowed"] is True
-    assert response["warnings"] == ["spec.plugins: not supported yet, the job runs without: ssh"]
+    assert response["warnings"] == [
+        "spec.plugins: not supported yet, the job runs without: pytorch"
+    ]
     mutated = router.get("/jobs/mutate").func({"request": {"operation": "CREATE",
                                                            "object": job(queue="")}})  # fmt: skip
     assert mutated["patchType"] == "JSONPatch"
@@ -159,7 +161,7 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
     from volcano_py.commands.validate import read_documents, validate_documents
 
     path = tmp_path / "jobs.yaml"
-    good = job(plugins={"svc": []})
+    good = job(plugins={"svc": [], "mpi": []})
     good["metadata"]["name"] = "good"
     bad = job(minAvailable=9)
     bad["metadata"]["name"] = "bad"
@@ -168,7 +170,7 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
     assert denied
     assert lines == [
         "OK good",
-        "WARNING good: spec.plugins: not supported yet, the job runs without: svc",
+        "WARNING good: spec.plugins: not supported yet, the job runs without: mpi",
         "DENIED bad: spec.minAvailable: Invalid value: 9: must not be greater than the tasks' "
         "replicas (2)",
     ]

@@ -28,7 +28,6 @@ import copy
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -55,6 +54,7 @@ from volcano_py.controllers.job.builder import (
     updated_podgroup,
 )
 from volcano_py.controllers.job.interfaces import Caches, JobClient, Request, job_pods
+from volcano_py.controllers.job.plugins import JobPlugin, plugins_of
 from volcano_py.controllers.job.policies import resolve_action
 from volcano_py.controllers.job.state import (
     POD_RUNNING,
@@ -64,6 +64,7 @@ from volcano_py.controllers.job.state import (
     StepKind,
     plan,
 )
+from volcano_py.controllers.job.status import now, status_body, status_of
 from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
 from volcano_py.kube.events import NORMAL, WARNING, Recorder
 
@@ -79,65 +80,6 @@ REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
 REASON_PHASE_CHANGED = "JobPhaseChanged"
 REASON_PLUGIN_ERROR = "PluginError"
 _POD_GROUP_WAITING = ("", "Pending")
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def status_of(job: Mapping[str, Any], view: JobView) -> Status:
-    """The job's current status as a ``Status`` (absent counts are zero)."""
-    raw = job.get("status") or {}
-    counts = raw.get("taskStatusCount") or {}
-    return Status(
-        phase=view.phase or JobPhase.PENDING,
-        min_available=int(raw.get("minAvailable") or 0),
-        pending=int(raw.get("pending") or 0),
-        running=int(raw.get("running") or 0),
-        succeeded=int(raw.get("succeeded") or 0),
-        failed=int(raw.get("failed") or 0),
-        terminating=int(raw.get("terminating") or 0),
-        unknown=int(raw.get("unknown") or 0),
-        version=view.version,
-        retry_count=view.retry_count,
-        task_status_count={
-            str(task): {str(p): int(n) for p, n in ((entry or {}).get("phase") or {}).items() if n}
-            for task, entry in counts.items()
-            if isinstance(entry, Mapping)
-        },
-    )
-
-
-def status_body(job: Mapping[str, Any], status: Status, *, changed_phase: bool) -> JSON:
-    """The job's ``status`` JSON for ``status`` (zero counts left out, as Volcano's omitempty)."""
-    raw: JSON = copy.deepcopy(dict(job.get("status") or {}))
-    state: JSON = dict(raw.get("state") or {})
-    state["phase"] = status.phase
-    if changed_phase or "lastTransitionTime" not in state:
-        state["lastTransitionTime"] = _now()
-        state.pop("reason", None)
-        state.pop("message", None)
-        conditions = [c for c in raw.get("conditions") or [] if c.get("status") != status.phase]
-        conditions.append(
-            {"status": status.phase, "lastTransitionTime": state["lastTransitionTime"]}
-        )
-        raw["conditions"] = conditions
-    raw["state"] = state
-    for name in ("minAvailable", "pending", "running", "succeeded", "failed", "terminating",
-                 "unknown", "version", "retryCount"):  # fmt: skip
-        attr = {"minAvailable": "min_available", "retryCount": "retry_count"}.get(name, name)
-        value = getattr(status, attr)
-        if value:
-            raw[name] = value
-        else:
-            raw.pop(name, None)
-    if status.task_status_count:
-        raw["taskStatusCount"] = {
-            task: {"phase": dict(phases)} for task, phases in status.task_status_count.items()
-        }
-    else:
-        raw.pop("taskStatusCount", None)
-    return raw
 
 
 class JobSync:
@@ -235,23 +177,26 @@ class JobSync:
             "phase": state.get("phase") or JobPhase.PENDING,
             "reason": REASON_INVALID_SPEC,
             "message": message,
-            "lastTransitionTime": _now(),
+            "lastTransitionTime": now(),
         }
         self._write_status(body)
 
     # --- SYNC -------------------------------------------------------------------------------
 
     def _sync_pods(self, job: JSON, view: JobView, step: Step) -> None:
+        plugins, unknown = plugins_of(view)
         if not view.phase:  # Volcano's initJobStatus: Pending, minAvailable, a condition
-            if view.plugins:
-                names = ", ".join(sorted(view.plugins))
+            if unknown:
                 self.recorder.event(
                     job, WARNING, REASON_PLUGIN_ERROR,
-                    f"job plugins are not supported yet, the job runs without them: {names}",
+                    "job plugins are not supported yet, the job runs without them: "
+                    + ", ".join(unknown),
                     resource=R.VCJOBS,
                 )  # fmt: skip
             job = self._write(job, view, Status(min_available=view.min_available), changed=True)
             view = JobView.from_dict(job)
+        if view.phase in ("", JobPhase.PENDING):  # Volcano's pluginOnJobAdd, while initiating
+            job = self._add_plugins(job, view, plugins)
         old = status_of(job, view)
         podgroup = self._ensure_podgroup(job, view)
         phase = "" if podgroup is None else (podgroup.get("status") or {}).get("phase", "")
@@ -279,7 +224,7 @@ class JobSync:
                     continue
                 if not ready_to_create:
                     continue
-                created = self._create_pod(job, view, task, ix, errors)
+                created = self._create_pod(job, view, task, ix, errors, plugins)
                 if created is not None:
                     new.count_pod(task.key, (created.get("status") or {}).get("phase", "Pending"))
         for pod in pods.values():  # past a task's replicas, or a task that is gone
@@ -329,9 +274,17 @@ class JobSync:
         return task.min_available is None or ready >= task.min_available
 
     def _create_pod(
-        self, job: JSON, view: JobView, task: TaskSpec, ix: int, errors: list[str]
+        self,
+        job: JSON,
+        view: JobView,
+        task: TaskSpec,
+        ix: int,
+        errors: list[str],
+        plugins: list[JobPlugin],
     ) -> JSON | None:
         body = build_pod(job, view, task, ix)
+        for plugin in plugins:
+            plugin.on_pod_create(body, view)
         try:
             return self.client.create(R.PODS, body, view.namespace)
         except AlreadyExists:
@@ -373,6 +326,8 @@ class JobSync:
             self.recorder.event(job, WARNING, REASON_FAILED_DELETE_POD,
                                 "; ".join(errors), resource=R.VCJOBS)  # fmt: skip
             raise RuntimeError(f"Job {view.namespace}/{view.name}: {'; '.join(errors)}")
+        if whole_job:  # Volcano's pluginOnJobDelete: a restarted job adds them afresh
+            job = self._delete_plugins(job, view)
         changed = step.update(new) if step.update else False
         self._write(job, view, new, changed=changed)
         if whole_job:
@@ -396,6 +351,46 @@ class JobSync:
             errors.append(f"failed to delete pod {name_of(pod)}: {e}")
             return False
         return True
+
+    # --- plugins ----------------------------------------------------------------------------
+
+    def _add_plugins(self, job: JSON, view: JobView, plugins: list[JobPlugin]) -> JSON:
+        """Run ``on_job_add`` once per plugin; record it in ``status.controlledResources``."""
+        controlled = dict((job.get("status") or {}).get("controlledResources") or {})
+        added = False
+        for plugin in plugins:
+            if controlled.get(f"plugin-{plugin.name}") == plugin.name:
+                continue
+            try:
+                plugin.on_job_add(job, view, self.client)
+            except Invalid as e:
+                message = f"Execute plugin {plugin.name} when job add failed, err: {e}"
+                self.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
+                raise
+            controlled[f"plugin-{plugin.name}"] = plugin.name
+            added = True
+        if not added:
+            return job
+        body = copy.deepcopy(job)
+        body.setdefault("status", {})["controlledResources"] = controlled
+        return self._write_status(body)
+
+    def _delete_plugins(self, job: JSON, view: JobView) -> JSON:
+        """Run ``on_job_delete`` for the plugins that added something; forget them."""
+        controlled = dict((job.get("status") or {}).get("controlledResources") or {})
+        plugins, _ = plugins_of(view)
+        removed = False
+        for plugin in plugins:
+            if controlled.get(f"plugin-{plugin.name}") != plugin.name:
+                continue
+            plugin.on_job_delete(job, view, self.client)
+            del controlled[f"plugin-{plugin.name}"]
+            removed = True
+        if not removed:
+            return job
+        body = copy.deepcopy(job)
+        body.setdefault("status", {})["controlledResources"] = controlled
+        return body
 
     # --- PodGroup ----------------------------------------------------------------------------
 
