@@ -28,6 +28,7 @@ import copy
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -40,6 +41,7 @@ from volcano_py.api.meta import (
     resource_version_of,
 )
 from volcano_py.api.vcjob import (
+    FINISHED_PHASES,
     TASK_PARTITION_ID,
     TASK_SPEC_KEY,
     Action,
@@ -65,6 +67,7 @@ from volcano_py.controllers.job.state import (
     plan,
 )
 from volcano_py.controllers.job.status import now, status_body, status_of
+from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
 from volcano_py.kube.events import NORMAL, WARNING, Recorder
 
@@ -92,7 +95,9 @@ class JobSync:
         recorder: Recorder,
         *,
         enqueue_after: Callable[[Request, float], None] = lambda request, delay: None,
+        clock: Clock | None = None,
     ) -> None:
+        self.clock: Clock = clock or RealClock()
         self.enqueue_after = enqueue_after
         self.client = client
         self.caches = caches
@@ -141,6 +146,9 @@ class JobSync:
             view = JobView.from_dict(job)
         except FieldError as e:
             self._invalid(job, str(e))
+            return
+        expires = view.phase in FINISHED_PHASES and view.ttl_seconds_after_finished is not None
+        if expires and self._expire(job, view):
             return
         decision = resolve_action(view, request)
         action = decision.action
@@ -350,6 +358,30 @@ class JobSync:
         except Invalid as e:
             errors.append(f"failed to delete pod {name_of(pod)}: {e}")
             return False
+        return True
+
+    # --- ttlSecondsAfterFinished ---------------------------------------------------------------
+
+    def _expire(self, job: JSON, view: JobView) -> bool:
+        """Delete a finished Job ``ttlSecondsAfterFinished`` after it finished, or come back then.
+
+        Volcano's garbage collector: the finish time is the phase's ``lastTransitionTime``.
+        The Job's pods, PodGroup and plugin objects go with it (owner references).
+        """
+        state = (job.get("status") or {}).get("state") or {}
+        try:
+            finished = datetime.fromisoformat(str(state.get("lastTransitionTime")))
+        except ValueError:
+            return False
+        ttl = view.ttl_seconds_after_finished or 0
+        left = (finished + timedelta(seconds=ttl) - self.clock.wall()).total_seconds()
+        if left > 0:
+            self.enqueue_after(Request(f"{view.namespace}/{view.name}"), left)
+            return False
+        log.info("Job %s/%s: finished %ss ago, ttlSecondsAfterFinished %s: deleting",
+                 view.namespace, view.name, int(ttl - left), ttl)  # fmt: skip
+        with contextlib.suppress(NotFound):
+            self.client.delete(R.VCJOBS, view.name, view.namespace)
         return True
 
     # --- plugins ----------------------------------------------------------------------------

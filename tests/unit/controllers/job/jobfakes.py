@@ -25,6 +25,7 @@ from volcano_py.controllers.job.interfaces import (
     job_uid_index,
 )
 from volcano_py.controllers.job.sync import JobSync
+from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import ApiError
 from volcano_py.kube.events import FakeRecorder
 from volcano_py.kube.store import Store, key_of
@@ -156,8 +157,13 @@ class Harness:
         return [reason for _, reason, _ in self.recorder.events]
 
 
-def harness(*, jobs: tuple[JSON, ...] = (), pods: tuple[JSON, ...] = (),
-            podgroups: tuple[JSON, ...] = ()) -> Harness:  # fmt: skip
+def harness(
+    *,
+    jobs: tuple[JSON, ...] = (),
+    pods: tuple[JSON, ...] = (),
+    podgroups: tuple[JSON, ...] = (),
+    clock: FakeClock | None = None,
+) -> Harness:
     def store(objs: tuple[JSON, ...], indexed: bool = False) -> Store:
         s = Store({JOB_UID_INDEX: job_uid_index} if indexed else None)
         for obj in objs:
@@ -169,5 +175,5 @@ def harness(*, jobs: tuple[JSON, ...] = (), pods: tuple[JSON, ...] = (),
     delayed: list[tuple[Request, float]] = []
     caches = Caches(store(jobs), store(pods, indexed=True), store(podgroups))
     sync = JobSync(client, caches, recorder,
-                   enqueue_after=lambda r, d: delayed.append((r, d)))  # fmt: skip
+                   enqueue_after=lambda r, d: delayed.append((r, d)), clock=clock)  # fmt: skip
     return Harness(client, recorder, sync, delayed, caches)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from tests.unit.controllers.job.jobfakes import (
@@ -11,6 +13,7 @@ from tests.unit.controllers.job.jobfakes import (
     podgroup_for,
     with_phase,
 )
+from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import Invalid
 
 JOB = load_job("""
@@ -201,3 +204,18 @@ def test_deleted_job_is_ignored() -> None:
     h = harness()
     h.run("ns/gone")
     assert h.client.calls == []
+
+
+@pytest.mark.parametrize(("elapsed", "deleted", "delay"), [(30, False, 30.0), (61, True, None)],
+                         ids=["not-yet", "expired"])  # fmt: skip
+def test_ttl_seconds_after_finished_deletes_the_finished_job(
+    elapsed: int, deleted: bool, delay: float | None
+) -> None:
+    job = with_phase(JOB, "Completed", minAvailable=3)
+    job["spec"]["ttlSecondsAfterFinished"] = 60
+    job["status"]["state"]["lastTransitionTime"] = "2025-01-01T00:00:00Z"
+    clock = FakeClock(wall_start=datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=elapsed))
+    h = harness(jobs=(job,), clock=clock)
+    h.run()
+    assert (("delete", "jobs", "job") in h.client.verbs()) is deleted
+    assert [d for _, d in h.delayed] == ([] if delay is None else [delay])
