@@ -32,13 +32,13 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 testbin: $(STAMP)
-	$(PY) -m tests.controlplane.provision
+	$(PY) -m devcluster.provision
 
 run: $(STAMP) testbin
-	$(PY) -m tests.controlplane.devrun --nodes=$(NODES)
+	$(PY) -m devcluster.devrun --nodes=$(NODES)
 
 demo: $(STAMP) testbin
-	$(PY) -m tests.controlplane.devrun --demo --nodes=$(NODES)
+	$(PY) -m devcluster.devrun --demo --nodes=$(NODES)
 
 certs: $(STAMP)
 	$(PY) -m webhooks.certs --out certs/

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.bench_process import children, parallel, plane, vm_rss_mb
+from devcluster.manager import start_manager, stop_manager
 from tests.builders import create_bare_node, exact, force_delete_pod, hypernode_body, pod_body
-from tests.e2e.conftest import start_manager, stop_manager
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import ApiError

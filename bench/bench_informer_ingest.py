@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bench.objects import pod
-from tests.controlplane.harness import ControlPlane
-from tests.controlplane.provision import cache_key, cache_root
+from devcluster.harness import ControlPlane
+from devcluster.provision import cache_key, cache_root
 from volcano_py.api import resources as R
 from volcano_py.kube.client import ClientConfig, KubeClient
 from volcano_py.kube.informer import EventHandler, Informer

@@ -26,8 +26,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from tests.controlplane.harness import ControlPlane
-from tests.fixtures import install_crds
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane
 from volcano_py.api import resources as R
 from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup import PodGroupController

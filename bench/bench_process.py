@@ -48,10 +48,10 @@ from typing import Any
 
 from bench.bench_webhook import RATE, hypernode, open_loop, review, start_bare, stop
 from bench.objects import node, pod
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane, free_port
+from devcluster.manager import ManagerProcess, start_manager, stop_manager
 from tests.builders import create_bare_node
-from tests.controlplane.harness import ControlPlane, free_port
-from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
-from tests.fixtures import install_crds
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient, load_config
 from volcano_py.kube.errors import AlreadyExists

@@ -18,7 +18,7 @@
 - **P3** (real control plane): 500 nodes, 40 hard gangs x 50 pods; time from the scheduler's
   start until every pod is bound, divided by the time a plain client loop takes to post the
   same 2,000 bindings (the API server's floor). Goal <= 1.5. ``BENCH_SCHED_P3=0`` skips it.
-  The nodes are kwok's (tests/controlplane/kwok.py): they heartbeat, and every bound pod goes
+  The nodes are kwok's (devcluster/kwok.py): they heartbeat, and every bound pod goes
   Running, so the scheduler's informers see those updates while it works, as in a cluster.
   Run twice: with today's default tiers, then with Volcano's chart config plus
   network-topology-aware (``examples/scheduler/volcano-chart-topology.conf``: overcommit,
@@ -344,9 +344,9 @@ def p3(conf_path: str | None = None) -> float:
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.builders import wait_nodes_up
-    from tests.controlplane.harness import ControlPlane
-    from tests.fixtures import install_crds
+    from devcluster.crds import install_crds
+    from devcluster.harness import ControlPlane
+    from devcluster.nodes import wait_nodes_up
     from volcano_py.api import resources as R
     from volcano_py.kube.client import KubeClient
     from volcano_py.kube.informer import SharedInformerFactory
@@ -476,7 +476,7 @@ def p3(conf_path: str | None = None) -> float:
 
 
 def _create_node(client: Any, obj: JSON) -> None:
-    from tests.controlplane import kwok
+    from devcluster import kwok
     from volcano_py.api import resources as R
 
     # A node registering with its capacity; kwok (its kubelet) reports the conditions.

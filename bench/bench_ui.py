@@ -54,8 +54,8 @@ from bench.bench_process import (
 )
 from bench.bench_scheduler import gang, p1_objects
 from bench.bench_webhook import RATE, hypernode, open_loop, review
+from devcluster.manager import start_manager, stop_manager
 from tests.builders import create_node, exact, hypernode_body
-from tests.e2e.conftest import start_manager, stop_manager
 from tests.integration.ui.browser import chromium
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

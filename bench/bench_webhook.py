@@ -44,7 +44,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.controlplane.harness import free_port
+from devcluster.harness import free_port
 from volcano_py.kube.runtime import tune_gc
 from webhooks import certs
 from webhooks.hypernodes.validator import HyperNodeValidator

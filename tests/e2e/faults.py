@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from bench.bench_webhook import Client, review
+from devcluster.harness import ControlPlane
 from tests.builders import create_node
-from tests.controlplane.harness import ControlPlane
 from tests.fixtures import install_crds
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

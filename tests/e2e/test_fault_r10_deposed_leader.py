@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import create_node, pod_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager
 from tests.e2e.faults import lease_holder, own_plane, wait_until
 from volcano_py.api import resources as R

@@ -8,7 +8,7 @@ ReplicaSet's gang is ``min(group-min-member, spec.replicas)``: each surge step i
 pods it asks for, and the final ReplicaSet is a gang of 8 again. A ``Recreate`` rollout and a
 scale-down must complete too.
 
-kwok plays the kubelets (``tests/controlplane/kwok.py``): bound pods go Running and Ready,
+kwok plays the kubelets (``devcluster/kwok.py``): bound pods go Running and Ready,
 and graceful deletions complete, so the Deployment controller sees real availability.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import create_node, deployment_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.e2e.faults import wait_until
 from volcano_py.api import resources as R

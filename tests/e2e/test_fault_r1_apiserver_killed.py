@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import deployment_body, exact, hypernode_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.e2e.faults import (
     PodWatch,

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import exact, hypernode_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
 from tests.e2e.faults import (
     RACK,

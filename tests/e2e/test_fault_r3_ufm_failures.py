@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.controlplane.harness import ControlPlane
+from devcluster.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.e2e.faults import (
     SOURCE_LABEL,

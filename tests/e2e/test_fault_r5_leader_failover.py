@@ -23,8 +23,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import create_node, deployment_body, exact, hypernode_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
 from tests.e2e.faults import PodWatch, Reviewer, lease_holder, own_plane, wait_until
 from volcano_py.api import resources as R

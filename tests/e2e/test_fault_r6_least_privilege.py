@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from devcluster.harness import ControlPlane, free_port
 from tests.builders import deployment_body, pod_body, regex
-from tests.controlplane.harness import ControlPlane, free_port
 from tests.e2e.conftest import ROOT, ManagerProcess, install_webhook, start_manager, stop_manager
 from tests.e2e.faults import (
     RACK,

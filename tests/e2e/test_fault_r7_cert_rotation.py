@@ -21,8 +21,8 @@ from collections.abc import Iterator
 import pytest
 from cryptography import x509
 
+from devcluster.harness import ControlPlane
 from tests.builders import exact, hypernode_body, regex
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

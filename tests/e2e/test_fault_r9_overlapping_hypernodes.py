@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import create_node, exact, hypernode_body, pod_body, podgroup_body
-from tests.controlplane.harness import ControlPlane
 from tests.e2e.conftest import ManagerProcess, start_manager, stop_manager
 from tests.e2e.faults import delete_quietly, wait_until
 from volcano_py.api import resources as R

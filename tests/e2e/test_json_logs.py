@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.controlplane.harness import ControlPlane, free_port
+from devcluster.harness import ControlPlane, free_port
 from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

@@ -1,4 +1,4 @@
-"""``make run`` as a newcomer meets it (tests/controlplane/devrun.py).
+"""``make run`` as a newcomer meets it (devcluster/devrun.py).
 
 - the README's first steps: ``make run`` in the background, ``kubectl apply`` the example gang
   Deployment, every pod Running inside one rack, scale it down, roll it, delete it, then
@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
+from devcluster import devstate, fleet
+from devcluster.provision import ensure_binaries
 from tests.builders import wait_until
-from tests.controlplane import devstate, fleet
-from tests.controlplane.provision import ensure_binaries
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -114,7 +114,7 @@ def runs(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         command = (
             ["make", "--no-print-directory", "run", *argv]
             if make
-            else [sys.executable, "-m", "tests.controlplane.devrun", *argv]
+            else [sys.executable, "-m", "devcluster.devrun", *argv]
         )
         run = Run(command, tmp_path / "state", tmp_path / f"run-{len(started)}.log")
         started.append(run)
@@ -210,7 +210,7 @@ def test_a_run_killed_with_sigkill_is_cleaned_up_by_the_next_one(runs: Callable[
     assert second.folder != first.folder
 
     refused = subprocess.run(
-        [sys.executable, "-m", "tests.controlplane.devrun", "--nodes=0"],
+        [sys.executable, "-m", "devcluster.devrun", "--nodes=0"],
         cwd=ROOT,
         env={**os.environ, "VOLCANO_PY_RUN_DIR": str(second.run_dir)},
         capture_output=True,

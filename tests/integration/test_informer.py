@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from devcluster.harness import ControlPlane, free_port
 from tests.builders import exact, hypernode_body
-from tests.controlplane.harness import ControlPlane, free_port
 from tests.fixtures import install_crds
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

@@ -1,4 +1,4 @@
-"""The harness's nodes behave like a cluster's (kwok as kubelets, tests/controlplane/kwok.py).
+"""The harness's nodes behave like a cluster's (kwok as kubelets, devcluster/kwok.py).
 
 A node created the builders' way turns Ready, renews its Lease and loses the not-ready taint
 the API server gave it (kube-controller-manager's node-lifecycle controller, not the test);
@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 import uuid
 
+from devcluster import kwok
 from tests.builders import create_node, delete_pod, node_is_up, pod_body, wait_until
-from tests.controlplane import kwok
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 

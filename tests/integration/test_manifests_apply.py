@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.controlplane.harness import ControlPlane
+from devcluster.harness import ControlPlane
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.controlplane.harness import ControlPlane
+from devcluster.harness import ControlPlane
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup import PodGroupController

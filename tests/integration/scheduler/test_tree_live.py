@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from devcluster.harness import ControlPlane
 from tests.builders import exact
-from tests.controlplane.harness import ControlPlane
 from tests.integration.scheduler.conftest import Topology
 from volcano_py.cli import main
 

@@ -16,7 +16,7 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.controlplane.harness import ControlPlane
+from devcluster.harness import ControlPlane
 from tests.integration.ui.browser import chromium, missing, screenshot
 from tests.integration.ui.conftest import GPUS_PER_NODE, UiCluster
 

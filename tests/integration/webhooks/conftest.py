@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.controlplane.harness import ControlPlane, free_port
+from devcluster.harness import ControlPlane, free_port
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from tests.controlplane.harness import free_port
+from devcluster.harness import free_port
 from webhooks import certs
 
 ROOT = Path(__file__).resolve().parents[3]

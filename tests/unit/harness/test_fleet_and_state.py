@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from devcluster import devstate, fleet, kwok
 from tests.builders import node_body, node_is_up
-from tests.controlplane import devstate, fleet, kwok
 
 
 def test_the_default_fleet_is_8_gpu_nodes_in_2_spines_of_2_racks() -> None:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OWNER_MARK = "tests.controlplane.devrun"
+OWNER_MARK = "devcluster.devrun"
 RUN_PREFIX = "volcano-py-run-"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tests.builders import node_body, wait_nodes_up
+from devcluster.nodes import node_body, wait_nodes_up
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 

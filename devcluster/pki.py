@@ -1,5 +1,7 @@
-"""The harness's certificate authority: a CA, the API server's serving certificate, an admin
-client certificate (``system:masters``) and the ServiceAccount signing keys, as files.
+"""The harness's certificate authority and the certificates it issues, as files.
+
+A CA, the API server's serving certificate, an admin client certificate (``system:masters``)
+and the ServiceAccount signing keys.
 
 The CA and the serving certificate come from ``webhooks.certs`` (the product's own
 certificate code); client certificates are issued here (``issue_client``), also for the

@@ -35,9 +35,9 @@ from typing import Any
 
 import yaml
 
-from tests.controlplane import devstate, fleet
-from tests.controlplane.harness import ControlPlane, free_port
-from tests.fixtures import install_crds
+from devcluster import devstate, fleet
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane, free_port
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient

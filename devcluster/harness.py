@@ -15,7 +15,7 @@ Things that bite, handled here: the API server needs ``--advertise-address=127.0
 machine without a default route; ``--endpoint-reconciler-type=none``; every serving
 certificate the API server calls needs an IP SAN for 127.0.0.1.
 
-``python -m tests.controlplane.harness`` runs one in the foreground and prints its kubeconfig.
+``python -m devcluster.harness`` runs one in the foreground and prints its kubeconfig.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.controlplane import kwok as kwok_sim
-from tests.controlplane.pki import Pki, issue_client, make_pki
-from tests.controlplane.provision import ensure_binaries
+from devcluster import kwok as kwok_sim
+from devcluster.pki import Pki, issue_client, make_pki
+from devcluster.provision import ensure_binaries
 from volcano_py.kube.client import ClientConfig
 from webhooks import certs
 
@@ -95,7 +95,7 @@ class ControlPlane:
 
     @property
     def etcd_url(self) -> str:
-        """etcd's client URL."""
+        """Etcd's client URL."""
         return f"http://127.0.0.1:{self.etcd_port}"
 
     @property
@@ -395,7 +395,7 @@ class ControlPlane:
             return result
 
     def etcd_revision(self) -> int:
-        """etcd's current revision."""
+        """Etcd's current revision."""
         reply = self._etcd_post("/v3/kv/range", {"key": base64.b64encode(b"/").decode()})
         header = reply["header"]
         assert isinstance(header, dict)

@@ -1,5 +1,7 @@
-"""Provision the control-plane binaries for tests: etcd, kube-apiserver, kube-controller-manager,
-kubectl, and kwok (the simulated kubelets, see ``kwok.py``).
+"""Provision the local cluster's binaries: etcd, the Kubernetes control plane, kubectl, kwok.
+
+The Kubernetes binaries are kube-apiserver and kube-controller-manager; kwok plays the
+kubelets (see ``kwok.py``).
 
 Where they come from, in order:
 
@@ -14,7 +16,7 @@ Where they come from, in order:
    ``go.etcd.io/etcd/server/v3``; ``sigs.k8s.io/kwok/cmd/kwok``), under a file lock so
    concurrent runs build once.
 
-``python -m tests.controlplane.provision`` provisions and prints the directories; the time a
+``python -m devcluster.provision`` provisions and prints the directories; the time a
 cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
 """
 
