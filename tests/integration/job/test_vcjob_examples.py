@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tests.controlplane.harness import ControlPlane
+from devcluster.harness import ControlPlane
 from tests.integration.job.conftest import RunningJobController
 from tests.integration.job.test_job_controller import _gone, job_pods, phase, rack_of
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
