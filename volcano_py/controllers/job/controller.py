@@ -11,7 +11,8 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
 - a pod of a vcjob updated -> a request with the event its new phase means (``PodFailed``
   with the first container's exit code, ``TaskCompleted`` when every pod of its task
   succeeded, ``PodRunning``, ``PodPending``) so policies can react; deleted -> ``PodEvicted``
-  unless this controller deleted it;
+  unless this controller deleted it. A Job without policies, or an event no policy can act
+  on, gets the plain key instead, so a burst of pod updates is one deduplicated sync;
 - a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
   pods be created).
 
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 _SYNC_POLL_S = 0.5
+# Events no policy can act on (Volcano's internal events): they only sync.
+_SYNC_ONLY = frozenset({Event.OUT_OF_SYNC, Event.POD_RUNNING, Event.COMMAND_ISSUED})
 
 
 def pod_event(old: JSON | None, new: JSON, task_pods: list[JSON]) -> tuple[str, int | None]:
@@ -132,7 +135,13 @@ class JobController:
             if stop.is_set():
                 return
         log.info("%s: caches synced", self.name)
-        run_workers(self.queue, max(1, self._options.worker_threads), self.sync, stop, self.name)
+        try:
+            run_workers(
+                self.queue, max(1, self._options.worker_threads), self.sync, stop, self.name
+            )
+        finally:
+            if self.sync_state is not None:
+                self.sync_state.close()
 
     def sync(self, request: Request) -> None:
         """Reconcile one queued request (the worker's sync function)."""
@@ -169,8 +178,11 @@ class JobController:
         if not job_name or task is None:
             return None
         namespace = (pod.get("metadata") or {}).get("namespace", "")
+        key = f"{namespace}/{job_name}"
+        if event in _SYNC_ONLY or not self._has_policies(key):
+            return Request(key)  # only a sync: one queue item per job, deduplicated
         return Request(
-            f"{namespace}/{job_name}",
+            key,
             event=event,
             task=task,
             pod=(pod.get("metadata") or {}).get("name", ""),
@@ -178,6 +190,15 @@ class JobController:
             exit_code=exit_code,
             version=version,
             job_uid=str(ref.get("uid", "")),
+        )
+
+    def _has_policies(self, key: str) -> bool:
+        job = self.sync_state.caches.jobs.get(key) if self.sync_state is not None else None
+        if job is None:
+            return True  # not cached yet: keep the event, the sync decides
+        spec = job.get("spec") or {}
+        return bool(spec.get("policies")) or any(
+            isinstance(t, dict) and t.get("policies") for t in spec.get("tasks") or []
         )
 
     def _pod_updated(self, old: JSON, new: JSON) -> None:

@@ -27,7 +27,9 @@ import contextlib
 import copy
 import logging
 import threading
+import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -83,6 +85,8 @@ REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
 REASON_PHASE_CHANGED = "JobPhaseChanged"
 REASON_PLUGIN_ERROR = "PluginError"
 _POD_GROUP_WAITING = ("", "Pending")
+CREATE_THREADS = 8
+JOB_LOCKS = 64
 
 
 class JobSync:
@@ -96,7 +100,9 @@ class JobSync:
         *,
         enqueue_after: Callable[[Request, float], None] = lambda request, delay: None,
         clock: Clock | None = None,
+        create_threads: int = CREATE_THREADS,
     ) -> None:
+        self.create_threads = create_threads
         self.clock: Clock = clock or RealClock()
         self.enqueue_after = enqueue_after
         self.client = client
@@ -105,6 +111,10 @@ class JobSync:
         self._lock = threading.Lock()
         self._written: dict[str, JSON] = {}  # key -> our last write of the Job, until cached
         self._deleted: set[str] = set()  # uids of pods we deleted, until their delete is seen
+        self._created: dict[str, set[str]] = {}  # job key -> pods we created, until cached
+        self._executor: ThreadPoolExecutor | None = None
+        # One reconcile of a Job at a time (Volcano shards jobs over its workers by key).
+        self._job_locks = [threading.Lock() for _ in range(JOB_LOCKS)]
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -134,11 +144,16 @@ class JobSync:
         """The Job is gone: drop what we remember of it."""
         with self._lock:
             self._written.pop(key, None)
+            self._created.pop(key, None)
 
     # --- the reconcile ------------------------------------------------------------------------
 
     def sync(self, request: Request) -> None:
         """Reconcile the Job ``request.key`` for ``request``'s event or action."""
+        with self._job_locks[zlib.crc32(request.key.encode()) % JOB_LOCKS]:
+            self._sync(request)
+
+    def _sync(self, request: Request) -> None:
         job = self.job(request.key)
         if job is None or is_being_deleted(job):
             return
@@ -222,6 +237,8 @@ class JobSync:
         )
         pods = {name_of(p): p for p in job_pods(self.caches.pods, view.uid)}
         errors: list[str] = []
+        missing: list[tuple[TaskSpec, int]] = []
+        created = self._created_not_cached(view, pods)
         for task in view.tasks:
             ready_to_create = self._depends_on_ready(view, task)
             for ix in range(task.replicas):
@@ -229,12 +246,12 @@ class JobSync:
                 pod = pods.pop(name, None)
                 if pod is not None:
                     self._count(new, pod)
-                    continue
-                if not ready_to_create:
-                    continue
-                created = self._create_pod(job, view, task, ix, errors, plugins)
-                if created is not None:
-                    new.count_pod(task.key, (created.get("status") or {}).get("phase", "Pending"))
+                elif name in created:  # ours, the cache has not shown it yet
+                    new.count_pod(task.key, "Pending")
+                elif ready_to_create:
+                    missing.append((task, ix))
+        for task, body in self._create_pods(job, view, missing, errors, plugins):
+            new.count_pod(task.key, (body.get("status") or {}).get("phase", "Pending"))
         for pod in pods.values():  # past a task's replicas, or a task that is gone
             if self._delete_pod(view, pod, errors):
                 new.terminating += 1
@@ -281,25 +298,67 @@ class JobSync:
                 ready += 1
         return task.min_available is None or ready >= task.min_available
 
-    def _create_pod(
+    def _created_not_cached(self, view: JobView, cached: Mapping[str, Any]) -> set[str]:
+        """Names of pods we created for the job that the cache does not show yet."""
+        key = f"{view.namespace}/{view.name}"
+        with self._lock:
+            names = self._created.get(key)
+            if not names:
+                return set()
+            names.difference_update(cached)
+            if not names:
+                del self._created[key]
+            return set(names)
+
+    def _create_pods(
         self,
         job: JSON,
         view: JobView,
-        task: TaskSpec,
-        ix: int,
+        missing: list[tuple[TaskSpec, int]],
         errors: list[str],
         plugins: list[JobPlugin],
-    ) -> JSON | None:
-        body = build_pod(job, view, task, ix)
-        for plugin in plugins:
-            plugin.on_pod_create(body, view)
-        try:
-            return self.client.create(R.PODS, body, view.namespace)
-        except AlreadyExists:
-            return None  # counted once the cache shows it
-        except Invalid as e:
-            errors.append(f"failed to create pod {body['metadata']['name']}: {e}")
-            return None
+    ) -> list[tuple[TaskSpec, JSON]]:
+        """Create the missing pods, several at once (as Volcano does); the ones created."""
+
+        def create(item: tuple[TaskSpec, int]) -> tuple[TaskSpec, JSON | None]:
+            task, ix = item
+            body = build_pod(job, view, task, ix)
+            for plugin in plugins:
+                plugin.on_pod_create(body, view)
+            try:
+                return task, self.client.create(R.PODS, body, view.namespace)
+            except AlreadyExists:
+                return task, None  # counted once the cache shows it
+            except Invalid as e:
+                with self._lock:
+                    errors.append(f"failed to create pod {body['metadata']['name']}: {e}")
+                return task, None
+
+        if len(missing) > 1 and self.create_threads > 1:
+            results = list(self._pool().map(create, missing))
+        else:
+            results = [create(item) for item in missing]
+        made = [(task, body) for task, body in results if body is not None]
+        if made:
+            with self._lock:
+                names = self._created.setdefault(f"{view.namespace}/{view.name}", set())
+                names.update(name_of(body) for _, body in made)
+        return made
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    self.create_threads, thread_name_prefix="controller:job-controller:create"
+                )
+            return self._executor
+
+    def close(self) -> None:
+        """Stop the pod-creating threads."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
 
     # --- KILL -------------------------------------------------------------------------------
 

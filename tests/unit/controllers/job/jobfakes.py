@@ -175,5 +175,6 @@ def harness(
     delayed: list[tuple[Request, float]] = []
     caches = Caches(store(jobs), store(pods, indexed=True), store(podgroups))
     sync = JobSync(client, caches, recorder,
-                   enqueue_after=lambda r, d: delayed.append((r, d)), clock=clock)  # fmt: skip
+                   enqueue_after=lambda r, d: delayed.append((r, d)), clock=clock,
+                   create_threads=1)  # fmt: skip
     return Harness(client, recorder, sync, delayed, caches)

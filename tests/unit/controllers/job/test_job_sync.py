@@ -219,3 +219,13 @@ def test_ttl_seconds_after_finished_deletes_the_finished_job(
     h.run()
     assert (("delete", "jobs", "job") in h.client.verbs()) is deleted
     assert [d for _, d in h.delayed] == ([] if delay is None else [delay])
+
+
+def test_pods_created_but_not_yet_cached_are_counted_not_created_again() -> None:
+    job = with_phase(JOB, "Pending", minAvailable=3)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Inqueue"),))
+    h.run()
+    assert len(h.client.of("create", "pods")) == 3
+    h.client.calls.clear()
+    h.run()  # the pod cache is still empty
+    assert h.client.of("create", "pods") == []
