@@ -109,7 +109,7 @@ def vcjob(namespace: str, j: int) -> JSON:
             "networkTopology": TOPOLOGY,
             "tasks": [
                 {"name": "worker", "replicas": PODS, "minAvailable": PODS, "template": template()}
-            ],  # fmt: skip
+            ],
         },
     }
 
@@ -163,8 +163,12 @@ def main() -> None:
                 client.create(R.HYPERNODES, dict(o, apiVersion="topology.volcano.sh/v1alpha1"))
         for ns in ("hand", "vcjob"):
             client.create(R.NAMESPACES, {"metadata": {"name": ns}})
-        print(f"setup: {NODES} nodes, {len(objects) - NODES} HyperNodes in "
-              f"{time.perf_counter() - started:.1f}s; {JOBS} jobs x {PODS} pods per round")  # fmt: skip
+        took = time.perf_counter() - started
+        hypernodes = len(objects) - NODES
+        print(
+            f"setup: {NODES} nodes, {hypernodes} HyperNodes in {took:.1f}s;"
+            f" {JOBS} jobs x {PODS} pods"
+        )
 
         informers = SharedInformerFactory(client)
         scheduler = Scheduler(client, informers, None, "volcano", None, schedule_period=0.2)
