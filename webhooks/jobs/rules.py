@@ -13,8 +13,8 @@ Volcano's rules (``pkg/webhooks/admission/jobs``), our wording:
   minPartitions x partitionSize when minPartitions is set); ``networkTopology`` with a tier
   number and a tier name at once; ``minAvailable <= sum of replicas``; volumes; the queue
   exists, is Open, is not ``root`` and has no child queues; ``dependsOn`` forms a DAG.
-  Plugins: ``env``, ``svc`` and ``ssh`` run; a Job naming another is allowed with a warning
-  (Volcano denies unknown plugins; these are Volcano's, not yet ported).
+  Plugins: ``env``, ``svc``, ``ssh``, ``pytorch``, ``mpi`` and ``tensorflow`` run; a Job
+  naming another (Volcano's ``ray``, ``hcclrank``) is allowed with a warning.
 - update: only ``minAvailable``, ``tasks[*].replicas``/``minAvailable`` and
   ``priorityClassName`` may change, within the same bounds; no task added or removed.
 - defaults: ``queue: default``, ``schedulerName: volcano``, ``maxRetry: 3``, job
@@ -227,7 +227,7 @@ def validate_create(
     return problems
 
 
-SUPPORTED_PLUGINS = frozenset({"env", "svc", "ssh"})
+SUPPORTED_PLUGINS = frozenset({"env", "svc", "ssh", "pytorch", "mpi", "tensorflow"})
 
 
 def plugin_warnings(job: Mapping[str, Any]) -> list[str]:

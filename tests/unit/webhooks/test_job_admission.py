@@ -142,13 +142,11 @@ def test_admission_functions_through_the_router() -> None:
     response = router.get("/jobs/validate").func(review)
     assert response["allowed"] is False
     assert "spec.minAvailable" in response["status"]["message"]
-    with_plugins = job(plugins={"ssh": [], "pytorch": []})
+    with_plugins = job(plugins={"ssh": [], "ray": []})
     response = router.get("/jobs/validate").func({"request": {"operation": "CREATE",
                                                               "object": with_plugins}})  # fmt: skip
     assert response["allowed"] is True
-    assert response["warnings"] == [
-        "spec.plugins: not supported yet, the job runs without: pytorch"
-    ]
+    assert response["warnings"] == ["spec.plugins: not supported yet, the job runs without: ray"]
     mutated = router.get("/jobs/mutate").func({"request": {"operation": "CREATE",
                                                            "object": job(queue="")}})  # fmt: skip
     assert mutated["patchType"] == "JSONPatch"
@@ -161,7 +159,7 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
     from volcano_py.commands.validate import read_documents, validate_documents
 
     path = tmp_path / "jobs.yaml"
-    good = job(plugins={"svc": [], "mpi": []})
+    good = job(plugins={"svc": [], "ray": []})
     good["metadata"]["name"] = "good"
     bad = job(minAvailable=9)
     bad["metadata"]["name"] = "bad"
@@ -170,7 +168,7 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
     assert denied
     assert lines == [
         "OK good",
-        "WARNING good: spec.plugins: not supported yet, the job runs without: mpi",
+        "WARNING good: spec.plugins: not supported yet, the job runs without: ray",
         "DENIED bad: spec.minAvailable: Invalid value: 9: must not be greater than the tasks' "
         "replicas (2)",
     ]

@@ -310,16 +310,3 @@ class JobPlugin(Protocol):
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Delete it again."""
         ...
-
-
-BUILDERS: dict[str, Callable[[Sequence[str]], JobPlugin]] = {
-    "env": lambda args: EnvPlugin(),
-    "svc": lambda args: SvcPlugin(tuple(args)),
-    "ssh": lambda args: SshPlugin(tuple(args)),
-}
-
-
-def plugins_of(view: JobView) -> tuple[list[JobPlugin], list[str]]:
-    """The job's plugins in name order, and the names volcano-py does not know."""
-    known = [BUILDERS[n](view.plugins[n]) for n in sorted(view.plugins) if n in BUILDERS]
-    return known, sorted(n for n in view.plugins if n not in BUILDERS)

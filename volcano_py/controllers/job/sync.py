@@ -58,7 +58,8 @@ from volcano_py.controllers.job.builder import (
     updated_podgroup,
 )
 from volcano_py.controllers.job.interfaces import Caches, JobClient, Request, job_pods
-from volcano_py.controllers.job.plugins import JobPlugin, plugins_of
+from volcano_py.controllers.job.plugin_registry import plugins_of
+from volcano_py.controllers.job.plugins import JobPlugin
 from volcano_py.controllers.job.policies import resolve_action
 from volcano_py.controllers.job.state import (
     POD_RUNNING,
