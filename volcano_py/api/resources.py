@@ -84,6 +84,7 @@ NETWORKPOLICIES = Resource(
 )
 # Volcano Jobs ("vcjobs"); not in BY_KIND, whose "Job" is batch/v1.
 VCJOBS = Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job", True)
+COMMANDS = Resource("bus.volcano.sh", "v1alpha1", "commands", "Command", True)
 
 BY_KIND: dict[str, Resource] = {
     r.kind: r

@@ -27,7 +27,8 @@ HYPERNODES = "topology.volcano.sh_hypernodes.yaml"
 PODGROUPS = "scheduling.volcano.sh_podgroups.yaml"
 QUEUES = "scheduling.volcano.sh_queues.yaml"
 JOBS = "batch.volcano.sh_jobs.yaml"
-ALL_CRDS = [HYPERNODES, PODGROUPS, QUEUES, JOBS]
+COMMANDS = "bus.volcano.sh_commands.yaml"
+ALL_CRDS = [HYPERNODES, PODGROUPS, QUEUES, JOBS, COMMANDS]
 
 AT_LEAST_ONE_RULE = "has(self.exactMatch) || has(self.regexMatch) || has(self.labelMatch)"
 AT_LEAST_ONE_MESSAGE = "Either ExactMatch or RegexMatch or LabelMatch must be specified"
@@ -165,8 +166,9 @@ def test_crd_manifest_round_trips_through_the_v1_crd_model_unchanged(name: str) 
         (QUEUES, "scheduling.volcano.sh", "Queue", "queue", ["q", "queue-v1beta1"], "Cluster",
          "v1beta1"),
         (JOBS, "batch.volcano.sh", "Job", "job", ["vcjob", "vj"], "Namespaced", "v1alpha1"),
+        (COMMANDS, "bus.volcano.sh", "Command", "command", [], "Namespaced", "v1alpha1"),
     ],
-    ids=["hypernode", "podgroup", "queue", "job"],
+    ids=["hypernode", "podgroup", "queue", "job", "command"],
 )  # fmt: skip
 def test_crd_manifest_names_scope_and_single_served_storage_version(
     name: str,
@@ -180,13 +182,13 @@ def test_crd_manifest_names_scope_and_single_served_storage_version(
     spec = load(name)["spec"]
     assert spec["group"] == group
     assert spec["scope"] == scope
-    assert spec["names"] == {
+    names = {
         "kind": kind,
         "listKind": f"{kind}List",
         "plural": f"{singular}s",
         "singular": singular,
-        "shortNames": short_names,
     }
+    assert spec["names"] == ({**names, "shortNames": short_names} if short_names else names)
     ver = version(name)
     assert (ver["name"], ver["served"], ver["storage"]) == (version_name, True, True)
 
@@ -487,6 +489,17 @@ def test_job_task_template_is_the_full_pod_template_schema() -> None:
     assert {"containers", "initContainers", "schedulerName", "volumes"} <= set(
         pod_spec["properties"]
     )
+
+
+def test_command_targets_an_owner_reference_and_carries_an_action() -> None:
+    root = version(COMMANDS)["schema"]["openAPIV3Schema"]
+    assert sorted(root["properties"]) == [
+        "action", "apiVersion", "kind", "message", "metadata", "reason", "target",
+    ]  # fmt: skip
+    target = schema_at(COMMANDS, "target")
+    assert target["required"] == ["apiVersion", "kind", "name", "uid"]
+    assert target["x-kubernetes-map-type"] == "atomic"
+    assert "additionalPrinterColumns" not in version(COMMANDS)
 
 
 def test_kustomization_lists_exactly_the_crds() -> None:

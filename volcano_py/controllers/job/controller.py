@@ -1,7 +1,7 @@
 """``job-controller``: runs Volcano Jobs (``batch.volcano.sh/v1alpha1``, "vcjobs") unchanged.
 
-Wiring (``initialize``, no I/O): it reads three shared informers, vcjobs, Pods and
-PodGroups, and adds one index to the pod cache (pods by their controlling vcjob's uid).
+Wiring (``initialize``, no I/O): it reads four shared informers, vcjobs, Pods, PodGroups
+and Commands, and adds one index to the pod cache (pods by their controlling vcjob's uid).
 Handlers only turn events into ``Request`` items on one rate-limited queue, as Volcano's
 ``job_controller_handler.go`` does:
 
@@ -14,7 +14,9 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
   unless this controller deleted it. A Job without policies, or an event no policy can act
   on, gets the plain key instead, so a burst of pod updates is one deduplicated sync;
 - a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
-  pods be created).
+  pods be created);
+- a ``bus.volcano.sh`` Command added whose target is a vcjob (``vcctl job suspend/resume``
+  write them) -> a request carrying its action; the sync deletes the Command, then acts.
 
 ``run`` starts the informers (idempotent), waits for their first lists, then runs
 ``worker_threads`` workers calling ``JobSync.sync``.
@@ -102,7 +104,8 @@ class JobController:
         jobs = factory.informer(R.VCJOBS)
         pods = factory.informer(R.PODS)
         podgroups = factory.informer(R.PODGROUPS)
-        self._informers = [jobs, pods, podgroups]
+        commands = factory.informer(R.COMMANDS)
+        self._informers = [jobs, pods, podgroups, commands]
         try:
             pods.add_indexers({JOB_UID_INDEX: job_uid_index})
         except ValueError:
@@ -124,6 +127,7 @@ class JobController:
                 EventHandler(on_update=self._pod_updated, on_delete=self._pod_gone)
             ),
             podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
+            commands.add_event_handler(EventHandler(on_add=self._command_added)),
         ]
 
     def run(self, stop: threading.Event) -> None:
@@ -225,6 +229,20 @@ class JobController:
         request = self._pod_request(pod, event)
         if request is not None:
             self.queue.add(request)
+
+    def _command_added(self, command: JSON) -> None:
+        target = command.get("target") or {}
+        if target.get("apiVersion") != API_VERSION or target.get("kind") != KIND:
+            return
+        meta = command.get("metadata") or {}
+        self.queue.add(
+            Request(
+                f"{meta.get('namespace', '')}/{target.get('name')}",
+                event=Event.COMMAND_ISSUED,
+                action=str(command.get("action") or ""),
+                command=str(meta.get("name", "")),
+            )
+        )
 
     def _podgroup_updated(self, old: JSON, new: JSON) -> None:
         if (old.get("status") or {}).get("phase") == (new.get("status") or {}).get("phase"):

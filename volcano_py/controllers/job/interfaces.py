@@ -41,7 +41,8 @@ class Request:
 
     ``event`` is a pod or PodGroup event (``PodFailed`` ...), ``action`` an explicit action
     (a delayed policy action or a command); ``task``/``pod``/``partition`` name the source;
-    ``version`` is the pod's ``volcano.sh/job-version`` (-1 when not from a pod).
+    ``version`` is the pod's ``volcano.sh/job-version`` (-1 when not from a pod);
+    ``command`` the name of the ``bus.volcano.sh`` Command that asked for ``action``.
     """
 
     key: str
@@ -53,6 +54,7 @@ class Request:
     exit_code: int | None = None
     version: int = -1
     job_uid: str = ""
+    command: str = ""  # a bus.volcano.sh Command to delete before its action runs
 
     def __str__(self) -> str:
         what = self.action or self.event or "sync"

@@ -85,6 +85,7 @@ REASON_FAILED_CREATE_POD = "FailedCreatePodReason"
 REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
 REASON_PHASE_CHANGED = "JobPhaseChanged"
 REASON_PLUGIN_ERROR = "PluginError"
+REASON_COMMAND_ISSUED = "CommandIssued"
 _POD_GROUP_WAITING = ("", "Pending")
 CREATE_THREADS = 8
 JOB_LOCKS = 64
@@ -157,6 +158,8 @@ class JobSync:
     def _sync(self, request: Request) -> None:
         job = self.job(request.key)
         if job is None or is_being_deleted(job):
+            return
+        if request.command and not self._take_command(job, request):
             return
         try:
             view = JobView.from_dict(job)
@@ -418,6 +421,26 @@ class JobSync:
         except Invalid as e:
             errors.append(f"failed to delete pod {name_of(pod)}: {e}")
             return False
+        return True
+
+    # --- bus.volcano.sh Commands -------------------------------------------------------------
+
+    def _take_command(self, job: JSON, request: Request) -> bool:
+        """Delete the Command first, so its action runs at most once (Volcano's order).
+
+        False when it was already gone: another worker (or process) took it.
+        """
+        namespace = (job.get("metadata") or {}).get("namespace")
+        try:
+            self.client.delete(R.COMMANDS, request.command, namespace)
+        except NotFound:
+            return False
+        self.recorder.event(
+            job, NORMAL, REASON_COMMAND_ISSUED,
+            f"Start to execute command {request.action}, and clean it up to make sure executed "
+            "not more than once.",
+            resource=R.VCJOBS,
+        )  # fmt: skip
         return True
 
     # --- ttlSecondsAfterFinished ---------------------------------------------------------------

@@ -14,7 +14,7 @@ from tests.unit.controllers.job.jobfakes import (
     with_phase,
 )
 from volcano_py.kube.clock import FakeClock
-from volcano_py.kube.errors import Invalid
+from volcano_py.kube.errors import Invalid, NotFound
 
 JOB = load_job("""
 apiVersion: batch.volcano.sh/v1alpha1
@@ -229,3 +229,21 @@ def test_pods_created_but_not_yet_cached_are_counted_not_created_again() -> None
     h.client.calls.clear()
     h.run()  # the pod cache is still empty
     assert h.client.of("create", "pods") == []
+
+
+def test_command_is_deleted_first_then_its_action_runs() -> None:
+    job = with_phase(JOB, "Running", minAvailable=3)
+    pods = tuple(job_pod(job, "worker", i, "Running") for i in range(3))
+    h = harness(jobs=(job,), pods=pods, podgroups=(podgroup_for(job, "Running"),))
+    h.run(action="AbortJob", event="CommandIssued", command="suspend-job-x")
+    assert h.client.verbs()[0] == ("delete", "commands", "suspend-job-x")
+    assert h.reasons()[0] == "CommandIssued"
+    assert h.status_writes()[-1]["state"]["phase"] == "Aborting"
+
+
+def test_command_already_taken_is_not_run_again() -> None:
+    job = with_phase(JOB, "Running", minAvailable=3)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Running"),))
+    h.client.fail("delete", NotFound(404, "NotFound", 'commands "x" not found'))
+    h.run(action="AbortJob", event="CommandIssued", command="x")
+    assert h.client.verbs() == [("delete", "commands", "x")]
