@@ -173,3 +173,37 @@ def _gone(client: KubeClient, resource: R.Resource, name: str, ns: str) -> bool:
     except NotFound:
         return True
     return False
+
+
+def command(ns: str, name: str, job: JSON, action: str) -> JSON:
+    """What ``vcctl job suspend`` / ``resume`` create."""
+    meta = job["metadata"]
+    return {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"name": name, "namespace": ns},
+        "action": action,
+        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                   "name": meta["name"], "uid": meta["uid"], "controller": True},
+    }  # fmt: skip
+
+
+def test_suspend_and_resume_commands(
+    client: KubeClient, namespace: str, topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+    job_controller: RunningJobController,
+) -> None:  # fmt: skip
+    two_spines_of_two_racks(topology)
+    run_scheduler()
+    client.create(R.VCJOBS, vcjob("cmd-job", namespace, topology, replicas=2, min_available=2,
+                                   tier=1))  # fmt: skip
+    wait_for(lambda: phase(client, namespace, "cmd-job") == "Running", timeout=90)
+    job = client.get(R.VCJOBS, "cmd-job", namespace)
+    client.create(R.COMMANDS, command(namespace, "suspend", job, "AbortJob"))
+    wait_for(lambda: phase(client, namespace, "cmd-job") == "Aborted", timeout=90)
+    assert job_pods(client, namespace, "cmd-job") == []
+    assert _gone(client, R.COMMANDS, "suspend", namespace)
+    client.create(R.COMMANDS, command(namespace, "resume", job, "ResumeJob"))
+    wait_for(lambda: phase(client, namespace, "cmd-job") == "Running"
+             and len(job_pods(client, namespace, "cmd-job")) == 2, timeout=120)  # fmt: skip
+    assert client.get(R.VCJOBS, "cmd-job", namespace)["status"]["retryCount"] == 1

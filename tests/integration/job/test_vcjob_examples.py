@@ -120,6 +120,5 @@ def test_volcanos_example_job_runs_with_its_plugins_and_cleans_up_with_the_job(
     hosts = client.get(R.CONFIGMAPS, "test-job-svc", namespace)["data"]
     assert hosts["VC_DEFAULT_NGINX_NUM"] == "6"
     client.delete(R.VCJOBS, "test-job", namespace)
-    for resource, name in made:
-        wait_for(lambda r=resource, n=name: _gone(client, r, n, namespace), timeout=60)
+    wait_for(lambda: all(_gone(client, r, n, namespace) for r, n in made), timeout=60)
     wait_for(lambda: not job_pods(client, namespace, "test-job"), timeout=90)
