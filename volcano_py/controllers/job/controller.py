@@ -12,7 +12,8 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
   with the first container's exit code, ``TaskCompleted`` when every pod of its task
   succeeded, ``PodRunning``, ``PodPending``) so policies can react; deleted -> ``PodEvicted``
   unless this controller deleted it. A Job without policies, or an event no policy can act
-  on, gets the plain key instead, so a burst of pod updates is one deduplicated sync;
+  on, gets the plain key instead, queued ``RECOUNT_DELAY_S`` later, so a burst of pod
+  updates is one sync and one status write;
 - a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
   pods be created);
 - a ``bus.volcano.sh`` Command added whose target is a vcjob (``vcctl job suspend/resume``
@@ -58,6 +59,9 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 _SYNC_POLL_S = 0.5
+# Pod updates that only change the Job's counts wait this long, so the updates of a gang's
+# pods (bound, Running, ...) coalesce into one status write instead of one each.
+RECOUNT_DELAY_S = 0.5
 # Events no policy can act on (Volcano's internal events): they only sync.
 _SYNC_ONLY = frozenset({Event.OUT_OF_SYNC, Event.POD_RUNNING, Event.COMMAND_ISSUED})
 
@@ -219,16 +223,21 @@ class JobController:
             if annotations_of(p).get(TASK_SPEC_KEY) == task
         ]  # fmt: skip
         event, code = pod_event(old, new, siblings)
-        request = self._pod_request(new, event, code)
-        if request is not None:
-            self.queue.add(request)
+        self._queue_pod_request(self._pod_request(new, event, code))
 
     def _pod_gone(self, pod: JSON) -> None:
         ours = self.sync_state is not None and self.sync_state.deleted_by_us(pod)
         event = Event.OUT_OF_SYNC if ours else Event.POD_EVICTED
-        request = self._pod_request(pod, event)
-        if request is not None:
+        self._queue_pod_request(self._pod_request(pod, event))
+
+    def _queue_pod_request(self, request: Request | None) -> None:
+        """Events for policies at once; a plain recount a moment later, so a burst is one."""
+        if request is None:
+            return
+        if request.event:
             self.queue.add(request)
+        else:
+            self.queue.add_after(request, RECOUNT_DELAY_S)
 
     def _command_added(self, command: JSON) -> None:
         target = command.get("target") or {}
