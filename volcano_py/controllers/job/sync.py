@@ -212,7 +212,10 @@ class JobSync:
 
     def _sync_pods(self, job: JSON, view: JobView, step: Step) -> None:
         plugins, unknown = plugins_of(view)
-        if not view.phase:  # Volcano's initJobStatus: Pending, minAvailable, a condition
+        initiating = not view.phase
+        if initiating:  # Volcano's initJobStatus: Pending, minAvailable, a condition
+            # The PodGroup first: the scheduler can admit it while the rest is written.
+            podgroup = self._ensure_podgroup(job, view)
             if unknown:
                 self.recorder.event(
                     job, WARNING, REASON_PLUGIN_ERROR,
@@ -225,7 +228,8 @@ class JobSync:
         if view.phase in ("", JobPhase.PENDING):  # Volcano's pluginOnJobAdd, while initiating
             job = self._add_plugins(job, view, plugins)
         old = status_of(job, view)
-        podgroup = self._ensure_podgroup(job, view)
+        if not initiating:
+            podgroup = self._ensure_podgroup(job, view)
         phase = "" if podgroup is None else (podgroup.get("status") or {}).get("phase", "")
         if phase in _POD_GROUP_WAITING:  # no pods until the scheduler admits the gang
             new = copy.deepcopy(old)

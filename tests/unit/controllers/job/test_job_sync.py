@@ -36,9 +36,9 @@ spec:
 def test_new_job_gets_pending_status_and_a_podgroup_but_no_pods() -> None:
     h = harness(jobs=(JOB,))
     h.run()
-    assert h.client.verbs() == [
-        ("update", "jobs/status", "job"),
+    assert h.client.verbs() == [  # the PodGroup first, so the scheduler can admit it sooner
         ("create", "podgroups", "job-uid-1"),
+        ("update", "jobs/status", "job"),
     ]
     (status,) = h.status_writes()
     assert status["state"]["phase"] == "Pending"
