@@ -132,12 +132,17 @@ class Timeline:
 
     def __init__(self) -> None:
         self.created: dict[str, list[float]] = {}
+        self.groups: dict[str, list[float]] = {}
         self.admitted: dict[str, list[float]] = {}
         self._seen: set[str] = set()
 
     def pod_added(self, pod: JSON) -> None:
         ns = pod["metadata"]["namespace"]
         self.created.setdefault(ns, []).append(time.perf_counter())
+
+    def podgroup_added(self, group: JSON) -> None:
+        ns = group["metadata"]["namespace"]
+        self.groups.setdefault(ns, []).append(time.perf_counter())
 
     def podgroup_changed(self, old: JSON, new: JSON) -> None:
         uid = new["metadata"].get("uid", "")
@@ -149,9 +154,14 @@ class Timeline:
     def report(self, ns: str, started: float) -> str:
         created = self.created.get(ns) or [started]
         admitted = self.admitted.get(ns) or [started]
+        groups = self.groups.get(ns) or [started]
+        g0, g1 = min(groups) - started, max(groups) - started
         a0, a1 = min(admitted) - started, max(admitted) - started
         c0, c1 = min(created) - started, max(created) - started
-        return f"PodGroups admitted {a0:.2f}-{a1:.2f}s, pods created {c0:.2f}-{c1:.2f}s"
+        return (
+            f"PodGroups created {g0:.2f}-{g1:.2f}s, admitted {a0:.2f}-{a1:.2f}s; "
+            f"pods created {c0:.2f}-{c1:.2f}s"
+        )
 
 
 def timed_sync(controller: JobController) -> Callable[[], float]:
@@ -205,7 +215,7 @@ def main() -> None:
         timeline = Timeline()
         informers.informer(R.PODS).add_event_handler(EventHandler(on_add=timeline.pod_added))
         informers.informer(R.PODGROUPS).add_event_handler(
-            EventHandler(on_update=timeline.podgroup_changed)
+            EventHandler(on_add=timeline.podgroup_added, on_update=timeline.podgroup_changed)
         )
         informers.start()
         assert informers.wait_for_cache_sync(120)
