@@ -24,12 +24,18 @@
   network-topology-aware (``examples/scheduler/volcano-chart-topology.conf``: overcommit,
   proportion, drf, binpack, conformance, backfill); goal: the chart run <= 1.2x the default.
 
+- **Defaults**: P1 and P2 under the built-in default tiers (Volcano's default plus
+  network-topology-aware) and under the earlier gang-only default, interleaved, best of 5;
+  goal: the default <= 1.10x. ``BENCH_SCHED_DEFAULTS=0`` skips it; ``BENCH_SCHED_MAIN=0``
+  skips P1, P2 and the growth table.
+
 Knobs: ``BENCH_SCHED_SCALE`` (default 1.0) multiplies the sizes; ``BENCH_SCHED_BASELINE=0``
 skips the baselines.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from pathlib import Path
@@ -222,6 +228,7 @@ def decide(
     no_prefilter: bool = False,
     try_every: bool = False,
     every_domain: bool = False,
+    conf_text: str = DEFAULT_SCHEDULER_CONF,
 ) -> tuple[float, int]:
     """One cycle's decision time (no binding) and how many tasks were placed.
 
@@ -236,7 +243,7 @@ def decide(
         finally:
             allocate_sub_jobs.label_blind = original
     plugins, actions = registries(no_prefilter, try_every)
-    sim = Simulator(objects, load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions))
+    sim = Simulator(objects, load_conf(conf_text, plugins, actions))
     sim.plugins, sim.actions = plugins, actions
     sim.cache.snapshot()  # the HyperNode tree is built once, when HyperNodes change
     started = time.perf_counter()
@@ -337,6 +344,38 @@ def main() -> None:
 
 
 CHART_CONF = "examples/scheduler/volcano-chart-topology.conf"
+
+# The built-in default before it became Volcano's (no quota, no drf, no overcommit plugin).
+GANG_ONLY_CONF = Path("examples/scheduler/gang-topology-only.conf").read_text()
+
+
+def default_vs_gang_only(rounds: int = 5) -> None:
+    """P1 and P2 under the built-in default and the earlier gang-only tiers, interleaved.
+
+    Best of ``rounds`` each (the machine is shared: the best run is the least disturbed);
+    the order alternates and garbage is collected before each run, so neither side pays for
+    the other's.
+    """
+    tune_gc()
+    p1, _ = p1_objects(SCALE)
+    p2 = synthetic_cluster(int(2000 * SCALE), [8, 5])
+    for g in range(int(100 * SCALE)):
+        p2 += gang(f"g{g:03d}", 64, 2, created=f"2026-01-01T00:{g // 60:02d}:{g % 60:02d}Z")
+    print(f"Default tiers vs the earlier gang-only tiers (best of {rounds}, interleaved):")
+    for label, objects in (("P1", p1), ("P2", p2)):
+        best = {"default": float("inf"), "gang-only": float("inf")}
+        placed = {}
+        sides = [("default", DEFAULT_SCHEDULER_CONF), ("gang-only", GANG_ONLY_CONF)]
+        for i in range(rounds):
+            for name, text in sides if i % 2 == 0 else sides[::-1]:
+                gc.collect()
+                seconds, placed[name] = decide(objects, conf_text=text)
+                best[name] = min(best[name], seconds)
+        print(
+            f"   {label}: default {best['default']:.3f} s ({placed['default']} placed), "
+            f"gang-only {best['gang-only']:.3f} s ({placed['gang-only']} placed)  "
+            f"ratio {best['default'] / best['gang-only']:.2f}x (goal <= 1.10x)"
+        )
 
 
 def p3(conf_path: str | None = None) -> float:
@@ -487,6 +526,8 @@ def _create_node(client: Any, obj: JSON) -> None:
 if __name__ == "__main__":
     if os.environ.get("BENCH_SCHED_MAIN", "1") != "0":
         main()
+    if os.environ.get("BENCH_SCHED_DEFAULTS", "1") != "0":
+        default_vs_gang_only()
     if os.environ.get("BENCH_SCHED_P3", "1") != "0":
         default = p3()
         chart = p3(CHART_CONF)

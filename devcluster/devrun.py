@@ -43,7 +43,7 @@ from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WEBHOOK_CONFIGURATION = "volcano-py-admission"
 NAMESPACE = "volcano-system"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

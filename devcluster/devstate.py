@@ -20,7 +20,7 @@ import signal
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 OWNER_MARK = "devcluster.devrun"
 RUN_PREFIX = "volcano-py-run-"
 

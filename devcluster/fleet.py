@@ -21,7 +21,7 @@ from devcluster.nodes import node_body, wait_nodes_up
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SPINES, RACKS_PER_SPINE = 2, 2
 SPINE_LABEL, RACK_LABEL = "volcano.sh/tor-spine", "volcano.sh/tor-rack"
 GPU_NODE = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}

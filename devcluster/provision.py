@@ -38,6 +38,7 @@ GOMOD = Path(__file__).parent / "gomod"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
 ETCD_BINARY = "etcd"
 KWOK_BINARY = "kwok"
+KUBE_SCHEDULER_BINARY = "kube-scheduler"
 CONTROL_PLANE_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
 ALL_BINARIES = (*CONTROL_PLANE_BINARIES, KWOK_BINARY)
 
@@ -73,6 +74,11 @@ def cache_key() -> str:
     """Kubernetes and etcd: versions plus a hash of their helper modules (not kwok's)."""
     v = versions()
     return f"k8s-{v['kubernetes']}-etcd-{v['etcd']}-{_modules_digest('etcd', 'kube')}"
+
+
+def kube_scheduler_cache_key() -> str:
+    """kube-scheduler (the speed anchor of ``bench/``): the Kubernetes version and module hash."""
+    return f"kube-scheduler-{versions()['kubernetes']}-{_modules_digest('kube')}"
 
 
 def kwok_cache_key() -> str:
@@ -136,22 +142,43 @@ def build(target: Path, *, gocache: str | None = None) -> float:
     return time.monotonic() - started
 
 
-def build_kwok(target: Path, *, gocache: str | None = None) -> float:
-    """Compile kwok into ``target``; return the seconds it took."""
+def _build_one(target: str, package: str, module: str, banner: str, gocache: str | None) -> float:
+    """``go build`` one ``package`` of the helper ``module`` into ``target``; the seconds."""
     _need_go()
     started = time.monotonic()
-    print(
-        "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)...",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(banner, file=sys.stderr, flush=True)
     subprocess.run(
-        ["go", "build", *FLAGS, "-o", str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok"],
-        cwd=GOMOD / "kwok",
+        ["go", "build", *FLAGS, "-o", target, package],
+        cwd=GOMOD / module,
         env=_go_env(gocache),
         check=True,
     )
     return time.monotonic() - started
+
+
+def build_kwok(target: Path, *, gocache: str | None = None) -> float:
+    """Compile kwok into ``target``; return the seconds it took."""
+    banner = "building kwok (~35 s after the Kubernetes build, ~6 min alone on 2 cores)..."
+    return _build_one(
+        str(target / KWOK_BINARY), "sigs.k8s.io/kwok/cmd/kwok", "kwok", banner, gocache
+    )
+
+
+def build_kube_scheduler(target: Path, *, gocache: str | None = None) -> float:
+    """Compile kube-scheduler from the pinned Kubernetes module into ``target``; the seconds."""
+    banner = (
+        "building kube-scheduler (~40 s after the Kubernetes build, ~6 min alone on 2 cores)..."
+    )
+    return _build_one(f"{target}/", "k8s.io/kubernetes/cmd/kube-scheduler", "kube", banner, gocache)
+
+
+def ensure_kube_scheduler() -> Path:
+    """kube-scheduler built from the same pinned module as the control plane (only benches)."""
+    assets = os.environ.get("KUBEBUILDER_ASSETS")
+    if assets and os.access(Path(assets) / KUBE_SCHEDULER_BINARY, os.X_OK):
+        return Path(assets) / KUBE_SCHEDULER_BINARY
+    folder = _cached(kube_scheduler_cache_key(), (KUBE_SCHEDULER_BINARY,), build_kube_scheduler)
+    return folder / KUBE_SCHEDULER_BINARY
 
 
 def _complete(folder: Path, names: tuple[str, ...]) -> bool:

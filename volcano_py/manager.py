@@ -260,13 +260,24 @@ class Manager:
         return [f"caches not synced: {', '.join(pending) or 'starting'}"]
 
     def readiness_detail(self) -> list[str]:
-        """Lines shown on a passing ``/readyz``: what the scheduler conf accepts but skips."""
+        """Lines shown on a passing ``/readyz``.
+
+        What controllers with a ``readiness_detail()`` have to say (discovery changes), and
+        what the scheduler conf accepts but skips.
+        """
+        lines: list[str] = []
+        for controller in self.controllers:
+            detail = getattr(controller, "readiness_detail", None)
+            if callable(detail):
+                lines.extend(str(line) for line in detail())
         if self.scheduler is None:
-            return []
+            return lines
         watch = self.scheduler.conf_watch
-        lines = [
+        lines += [
             f"scheduler conf: accepted, not implemented: {n}" for n in watch.conf.not_implemented
         ]
+        if watch.topology_note:
+            lines.append(f"scheduler conf: {watch.topology_note}")
         if watch.last_error:
             lines.append(f"scheduler conf: last edit rejected: {watch.last_error}")
         return lines

@@ -7,7 +7,9 @@ synced (503 with the reasons before that); ``/metrics`` renders ``volcano_py.met
 The server runs on one named daemon thread (``ops-server``, a thread per request) and never
 touches the caches itself: extra read-only pages (the topology view of ``volcano_py.ui``) are
 given to it as ``routes``, each a function from the request's headers to a ``Reply``. Only GET
-is served; any other method is answered 501 by the standard library handler.
+is served; any other method is answered 501 by the standard library handler. Probe bodies are
+bounded: ``MAX_PROBE_LINES`` lines, each cut to a few hundred characters, whatever a check
+says.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from volcano_py.api.safeload import clip
 from volcano_py.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
 
+MAX_PROBE_LINES = 20  # /healthz and /readyz: lines shown, each cut to safeload.MAX_MESSAGE
 Check = Callable[[], list[str]]
 """A check returns the reasons it fails (an empty list: healthy / ready)."""
 
@@ -108,7 +112,7 @@ class OpsServer:
         except Exception as e:  # a failing check is a failing probe, never a crash
             problems = [f"check failed: {e}"]
         if problems:
-            body = "".join(f"[-] {p}\n" for p in problems).encode()
+            body = "".join(f"[-] {p}\n" for p in _bounded(problems)).encode()
             self._reply(request, 503, body, "text/plain")
         else:
             detail: list[str] = []
@@ -117,7 +121,7 @@ class OpsServer:
                     detail = self._ready_detail()
                 except Exception as e:  # detail is informative only
                     detail = [f"detail failed: {e}"]
-            text = "".join(f"[+] {line}\n" for line in detail) + "ok\n"
+            text = "".join(f"[+] {line}\n" for line in _bounded(detail)) + "ok\n"
             self._reply(request, 200, text.encode(), "text/plain")
 
     def _serve_route(self, request: BaseHTTPRequestHandler, route: Route) -> None:
@@ -144,3 +148,11 @@ class OpsServer:
             request.send_header(name, value)
         request.end_headers()
         request.wfile.write(body)
+
+
+def _bounded(lines: list[str]) -> list[str]:
+    """At most ``MAX_PROBE_LINES`` lines of at most ``MAX_MESSAGE`` characters each."""
+    kept = [clip(str(line)) for line in lines[:MAX_PROBE_LINES]]
+    if len(lines) > MAX_PROBE_LINES:
+        kept.append(f"... {len(lines) - MAX_PROBE_LINES} more")
+    return kept

@@ -57,8 +57,13 @@ _LAST_CHUNK = b"\r\n0\r\n"
 def request_complete(buf: bytes | bytearray) -> bool:
     """Whether ``buf`` starts with one whole HTTP/1.x request (head, and body if it has one).
 
-    A head without ``Content-Length`` or chunked coding has no body. A malformed length is
-    "complete": gunicorn's parser then answers 400 at once instead of the loop waiting.
+    A head without ``Content-Length`` or chunked coding has no body. A head gunicorn's parser
+    refuses is "complete" as soon as it is whole, so the parser answers 400 at once instead of
+    the loop waiting for a body the request will never get: a malformed or second
+    ``Content-Length`` (two different lengths are the classic request-smuggling shape),
+    ``Transfer-Encoding`` together with ``Content-Length``, an obsolete folded header line
+    (starting with a space or tab). A length over ``MAX_BUFFERED`` is handed over at once too:
+    the application refuses such a body unread (413).
     """
     end = buf.find(_HEAD_END)
     if end < 0:
@@ -66,20 +71,26 @@ def request_complete(buf: bytes | bytearray) -> bool:
     body_start = end + len(_HEAD_END)
     length: int | None = None
     chunked = False
+    encoded = False
     for line in bytes(buf[:end]).split(b"\r\n")[1:]:
+        if line[:1] in (b" ", b"\t"):
+            return True  # obs-fold
         name, _, value = line.partition(b":")
         key = name.strip().lower()
         if key == b"content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
+            digits = value.strip()
+            if length is not None or not digits.isdigit():
                 return True
-        elif key == b"transfer-encoding" and b"chunked" in value.lower():
-            chunked = True
+            length = int(digits)
+        elif key == b"transfer-encoding":
+            encoded = True
+            chunked = chunked or b"chunked" in value.lower()
+    if encoded and length is not None:
+        return True
     if chunked:
         last = buf.find(_LAST_CHUNK, body_start - 2)
         return last >= 0 and buf.find(_HEAD_END, last + 2) >= 0
-    if length is None:
+    if length is None or length > MAX_BUFFERED:
         return True
     return len(buf) - body_start >= length
 

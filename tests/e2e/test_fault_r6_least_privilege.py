@@ -187,14 +187,20 @@ def test_secrets_are_readable_only_in_the_controller_namespace(
     admin: KubeClient, manager: ManagerProcess
 ) -> None:
     sa = KubeClient(load_config(str(manager.log_path.parent / "sa.kubeconfig")))
-    for namespace in (SYSTEM_NS, "r6"):
+    for namespace, name in ((SYSTEM_NS, "ufm-credentials"), (SYSTEM_NS, "other"),
+                            ("r6", "ufm-credentials")):  # fmt: skip
         admin.create(
             R.SECRETS,
-            {"metadata": {"name": "ufm-creds", "namespace": namespace}, "stringData": {"u": "x"}},
+            {"metadata": {"name": name, "namespace": namespace}, "stringData": {"u": "x"}},
             namespace,
         )
-    assert sa.get(R.SECRETS, "ufm-creds", SYSTEM_NS)["metadata"]["name"] == "ufm-creds"
+    # by name only (issue 26): the UFM Secret the config names, not the namespace's others
+    assert sa.get(R.SECRETS, "ufm-credentials", SYSTEM_NS)["metadata"]["name"] == "ufm-credentials"
     with pytest.raises(Forbidden):
-        sa.get(R.SECRETS, "ufm-creds", "r6")
+        sa.get(R.SECRETS, "other", SYSTEM_NS)
+    with pytest.raises(Forbidden):
+        sa.list_all(R.SECRETS, SYSTEM_NS)
+    with pytest.raises(Forbidden):
+        sa.get(R.SECRETS, "ufm-credentials", "r6")
     with pytest.raises(Forbidden):
         sa.list_all(R.SECRETS, "r6")

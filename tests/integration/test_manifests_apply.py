@@ -43,6 +43,22 @@ def test_kubectl_apply_k_manifests_succeeds_and_creates_every_object() -> None:
         client.get(R.CONFIGMAPS, "volcano-controller-configmap", "volcano-system")
         client.get(R.CONFIGMAPS, "volcano-scheduler-configmap", "volcano-system")
         client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-admission")
+        assert "--ui=false" in container["args"]  # issue 26: the topology view is opt-in
+        policy = client.request(
+            "GET",
+            "/apis/networking.k8s.io/v1/namespaces/volcano-system/networkpolicies/volcano-py",
+        )
+        ingress = policy["spec"]["ingress"]
+        assert [rule["ports"][0]["port"] for rule in ingress] == [8443, 8080]
+        assert ingress[1]["from"] == [
+            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+        ]
+        role = client.request(
+            "GET",
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/volcano-system/roles/volcano-py",
+        )
+        secret_rules = [r for r in role["rules"] if r["resources"] == ["secrets"]]
+        assert all(r.get("resourceNames") or r["verbs"] == ["create"] for r in secret_rules)
 
 
 def test_rbac_manifests_use_no_wildcards() -> None:

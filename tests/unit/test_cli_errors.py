@@ -55,7 +55,11 @@ CASES = [
     (["discover", "--config", DISCOVERY_CONF, "--objects", "{d}/broken.yaml"], 2, "broken.yaml"),
     (["simulate", "--cluster", "{d}/nope.yaml"], 2, "nope.yaml"),
     (["simulate", "--cluster", "{d}/scalars.yaml"], 2, "scalars.yaml: expected objects"),
-    (["simulate", "--cluster", CLUSTER, "--scheduler-conf", "{d}/broken.yaml"], 2, "not valid"),
+    (
+        ["simulate", "--cluster", CLUSTER, "--scheduler-conf", "{d}/broken.yaml"],
+        2,
+        "scheduler conf:2: invalid YAML/JSON",
+    ),
     (["explain", "--cluster", CLUSTER, "--job", "nope/x"], 1, "no PodGroup nope/x"),
     (["explain", "--cluster", "{d}/broken.yaml", "--job", "a/b"], 2, "broken.yaml"),
     (["tree", "--cluster", "{d}/nope.yaml"], 2, "nope.yaml"),

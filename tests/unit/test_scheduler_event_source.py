@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from volcano_py.manager import scheduler_component
+from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.manager import Manager, ManagerOptions, scheduler_component
 
 
 @pytest.mark.parametrize(
@@ -16,3 +19,21 @@ def test_scheduler_component_is_volcanos_generate_component_name(
     names: tuple[str, ...], component: str
 ) -> None:
     assert scheduler_component(names) == component
+
+
+def test_manager_scheduler_reports_as_volcano_and_readyz_notes_missing_topology(
+    tmp_path: Path,
+) -> None:
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(
+        'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n'
+    )
+    client = KubeClient(ClientConfig(host="https://127.0.0.1:9"))  # never contacted
+    options = ManagerOptions(scheduler_conf=str(conf), leader_elect=False, ui_enabled=False)
+    manager = Manager(options, client=client)
+    assert manager.scheduler is not None
+    assert manager.scheduler.writer.recorder is manager.scheduler_recorder
+    assert manager.scheduler_recorder.component == "volcano"
+    assert manager.recorder.component == "volcano-py"  # the controllers keep their own
+    detail = manager.readiness_detail()
+    assert any("no network-topology-aware plugin" in line for line in detail), detail

@@ -93,6 +93,11 @@ HELM_RELEASE_NAME_ENV = "HELM_RELEASE_NAME"
 DEFAULT_RELEASE_NAME = "volcano"
 # Name of the virtual HyperNode the scheduler puts above every real top-tier HyperNode.
 CLUSTER_TOP_HYPERNODE = "<cluster-top-hypernode>"
+# Highest spec.tier a HyperNode may carry (Volcano has no maximum). Real fabrics have a handful
+# of levels (node, leaf, spine, super-spine, zone); 16 leaves room and matches the level count
+# Kueue allows a Topology. Enforced by the CRD schema (`maximum`), the webhook and `validate`;
+# a HyperNode that got in anyway (webhook off) is quarantined by the scheduler's tree.
+MAX_HYPERNODE_TIER = 16
 
 # --- Components -------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from volcano_py.api.constants import DEFAULT_QUEUE, NetworkTopologyMode, PodGroupPhase
-from volcano_py.api.errors import FieldError, child, index, key
+from volcano_py.api.errors import FieldError, child, index, invalid, key
 from volcano_py.api.meta import (
     Condition,
     OwnerReference,
@@ -227,9 +227,7 @@ class PodGroup:
             creation_timestamp=read_str(meta, "creationTimestamp", "metadata"),
             min_member=read_int(spec.get("minMember"), "spec.minMember") or 0,
             min_task_member=read_min_task_member(spec.get("minTaskMember")),
-            min_resources=read_only(
-                parse_resource_list(spec.get("minResources"), "spec.minResources")
-            ),
+            min_resources=read_only(read_min_resources(spec.get("minResources"))),
             queue=read_str(spec, "queue", "spec"),
             priority_class_name=read_str(spec, "priorityClassName", "spec"),
             network_topology=None
@@ -291,3 +289,15 @@ def read_min_task_member(data: Any) -> Mapping[str, int]:
             raise FieldError(key("spec.minTaskMember", str(task)), "must not be negative")
         counts[str(task)] = 0 if count is None else count
     return MappingProxyType(counts)
+
+
+def read_min_resources(value: Any) -> dict[str, Quantity]:
+    """``spec.minResources``: quantities, none negative (the CRD's pattern refuses a sign too).
+
+    Volcano accepts ``cpu: "-1"`` and then counts the gang as needing less than nothing.
+    """
+    resources = parse_resource_list(value, "spec.minResources")
+    for name, amount in resources.items():
+        if amount.sign < 0:
+            raise invalid(key("spec.minResources", name), value[name], "must be >= 0")
+    return resources

@@ -27,7 +27,8 @@ import yaml
 
 from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of, namespace_of
-from volcano_py.commands.inputs import InputError, read_text, yaml_problem
+from volcano_py.api.safeload import CONFIG_LIMITS, FILE_LIMITS, LoadError, load_yaml, load_yaml_all
+from volcano_py.commands.inputs import InputError, read_text
 from volcano_py.controllers.hypernode.config import (
     ConfigError,
     NetworkTopologyConfig,
@@ -94,12 +95,12 @@ def read_config(path: str) -> NetworkTopologyConfig:
     """The configuration in ``path``: a ``volcano-controller.conf`` document or its ConfigMap."""
     text = read_text(path)
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text, path, CONFIG_LIMITS)
         if isinstance(document, Mapping) and document.get("kind") == "ConfigMap":
             return config_from_configmap(document, default_namespace=namespace_of(document))
         return parse_config_text(text)
-    except yaml.YAMLError as e:
-        raise InputError(yaml_problem(path, e)) from None
+    except LoadError as e:
+        raise InputError(str(e)) from None
     except ConfigError as e:
         raise InputError(f"{path}: {e}") from None
 
@@ -108,9 +109,9 @@ def read_objects(path: str) -> list[JSON]:
     """Every object in ``path`` (``List`` objects flattened)."""
     text = read_text(path)
     try:
-        documents = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as e:
-        raise InputError(yaml_problem(path, e)) from None
+        documents = load_yaml_all(text, path, FILE_LIMITS)
+    except LoadError as e:
+        raise InputError(str(e)) from None
     objects: list[JSON] = []
     for document in documents:
         if not isinstance(document, dict):

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from volcano_py.api.safeload import FILE_LIMITS, BoundedLoader
 from volcano_py.commands.inputs import InputError, read_text, yaml_problem
 from volcano_py.commands.strictfields import unknown_fields
 from webhooks.hypernodes.tree import StaticLister
@@ -219,7 +220,7 @@ def read_documents(path: str, allow_empty: bool = False) -> list[Document]:
 
 
 def _documents(text: str, path: str) -> Iterator[Document]:
-    loader = yaml.SafeLoader(text)
+    loader = BoundedLoader(text, FILE_LIMITS)
     try:
         while loader.check_node():
             node = loader.get_node()

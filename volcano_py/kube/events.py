@@ -25,6 +25,8 @@ Contract:
 - **Only a reference leaves the object.** ``involvedObject`` holds apiVersion, kind, name,
   namespace, uid and resourceVersion; nothing else of the object is kept, queued or logged
   (so a Secret's data never reaches a log line).
+- **Messages are bounded**: cut to ``MAX_EVENT_MESSAGE`` characters (events.k8s.io/v1's
+  ``note`` limit, 1 kB) on one line, so no input can make an Event (or its repeat key) big.
 - Events about cluster-scoped objects (Node, HyperNode) go to namespace ``default``.
 - A write that fails transiently (5xx, 429, no connection) is retried up to 12 times, 10 s
   apart (the first wait randomised); other failures drop the event with a WARNING.
@@ -46,6 +48,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from volcano_py.api.resources import EVENTS, Resource
+from volcano_py.api.safeload import clip
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, ApiError, NotFound, is_retryable
 
@@ -59,6 +62,7 @@ DEFAULT_NAMESPACE = "default"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 QUEUE_SIZE = 1000
+MAX_EVENT_MESSAGE = 1024
 SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
 DEDUP_WINDOW_S = 600.0
@@ -231,7 +235,7 @@ class EventRecorder(_FormattedEvents):
             object_reference(obj, resource),
             event_type,
             reason,
-            message,
+            clip(message, MAX_EVENT_MESSAGE),
             self._clock.wall(),
             self._clock.now(),
         )

@@ -34,7 +34,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
+from volcano_py.api.constants import (
+    CLUSTER_TOP_HYPERNODE,
+    DEFAULT_SCHEDULER_NAME,
+    JOB_ALLOCATED_HYPERNODE_ANNOTATION,
+)
 from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
@@ -92,6 +96,8 @@ class SchedulerCache:
         self._assumed: dict[str, str] = {}
         self._job_versions: dict[str, int] = {}
         self._settled: set[str] = set()
+        # HyperNode name -> jobs whose allocated-hypernode annotation names it
+        self._by_allocated: dict[str, set[str]] = {}
         self.hypernodes = HyperNodeIndex()
         self._queues: dict[str, JSON] = {}
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
@@ -164,11 +170,36 @@ class SchedulerCache:
         self._settled.discard(job)
 
     def settle(self, versions: dict[str, int]) -> None:
-        """Leave these jobs out of cycles until they change (``versions``: from the snapshot)."""
+        """Leave these jobs out of cycles until they change (``versions``: from the snapshot).
+
+        A placed job whose allocated HyperNode no longer exists is never settled: it stays
+        in cycles until the session has recovered its HyperNode from where its pods run
+        and the annotation has been rewritten (``topology.py``).
+        """
         with self._lock:
             for job, version in versions.items():
-                if self._job_versions.get(job, 0) == version and job in self._podgroups:
+                current = self._job_versions.get(job, 0) == version and job in self._podgroups
+                if current and not self._stranded(job):
                     self._settled.add(job)
+
+    def _stranded(self, job: str) -> bool:
+        allocated = _allocated_of(self._podgroups.get(job))
+        if not allocated or allocated == CLUSTER_TOP_HYPERNODE or allocated in self.hypernodes:
+            return False
+        return any(t.node_name for t in self._job_tasks.get(job, {}).values())
+
+    def _index_allocated(self, key: str, old: JSON | None, new: JSON | None) -> None:
+        before, after = _allocated_of(old), _allocated_of(new)
+        if before == after:
+            return
+        if before:
+            holders = self._by_allocated.get(before)
+            if holders is not None:
+                holders.discard(key)
+                if not holders:
+                    del self._by_allocated[before]
+        if after:
+            self._by_allocated.setdefault(after, set()).add(key)
 
     def is_settled(self, job: str) -> bool:
         """Whether cycles currently leave ``job`` out."""
@@ -283,6 +314,7 @@ class SchedulerCache:
         with self._lock:
             old = self._podgroups.get(key)
             self._podgroups[key] = pg
+            self._index_allocated(key, old, pg)
             self._touch(key)
         if old is None or old.get("spec") != pg.get("spec"):
             self.changed.set()
@@ -291,7 +323,7 @@ class SchedulerCache:
         """A PodGroup was deleted."""
         key = _key(pg)
         with self._lock:
-            self._podgroups.pop(key, None)
+            self._index_allocated(key, self._podgroups.pop(key, None), None)
             self._job_versions.pop(key, None)
             self._settled.discard(key)
 
@@ -301,15 +333,25 @@ class SchedulerCache:
             return self._podgroups.get(key)
 
     def update_hypernode(self, hn: JSON) -> None:
-        """A HyperNode was added or changed."""
+        """A HyperNode was added or changed.
+
+        A new one may be where jobs recorded at the cluster top now run: they are looked at
+        again.
+        """
+        name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
+            added = name not in self.hypernodes
             self.hypernodes.set_hypernode(hn)
+            if added:
+                self._settled -= self._by_allocated.get(CLUSTER_TOP_HYPERNODE, set())
         self.changed.set()
 
     def delete_hypernode(self, hn: JSON) -> None:
-        """A HyperNode was deleted."""
+        """A HyperNode was deleted: jobs allocated to it are looked at again (recovered)."""
+        name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
-            self.hypernodes.delete_hypernode((hn.get("metadata") or {}).get("name", ""))
+            self.hypernodes.delete_hypernode(name)
+            self._settled -= self._by_allocated.get(name, set())
         self.changed.set()
 
     def update_queue(self, queue: JSON) -> None:
@@ -367,3 +409,10 @@ class SchedulerCache:
         """The Node dicts (for ``tree``)."""
         with self._lock:
             return [self._nodes[n].node for n in sorted(self._nodes)]
+
+
+def _allocated_of(pg: JSON | None) -> str:
+    """The PodGroup's ``volcano.sh/job-allocated-hypernode`` ("" when none)."""
+    annotations = ((pg or {}).get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(JOB_ALLOCATED_HYPERNODE_ANNOTATION, "")
+    return value if isinstance(value, str) else ""

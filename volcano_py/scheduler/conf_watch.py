@@ -12,6 +12,9 @@ loop calls ``current()`` at the start of every cycle:
   stays; the same bad text is not reported again;
 - a deleted ConfigMap or a missing key keeps the running conf.
 
+Each conf taken into use that has no ``network-topology-aware`` is logged once as a warning
+(``topology_config``); ``topology_note`` keeps that line for ``/readyz``.
+
 Nothing here raises into the loop: no configuration can crash a running worker.
 """
 
@@ -22,11 +25,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from volcano_py.api.resources import CONFIGMAPS
+from volcano_py.api.safeload import clip
 from volcano_py.kube.events import Recorder
 from volcano_py.metrics import SCHEDULER_CONF_NOT_IMPLEMENTED, SCHEDULER_CONF_RELOADS
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
+from volcano_py.scheduler.topology_config import load_message
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +62,15 @@ class ConfWatch:
         self._recorder = recorder
         self._seen_text = text
         self.last_error: str | None = None
+        self.topology_note = ""
+        self._taken(conf)
+
+    def _taken(self, conf: SchedulerConf) -> None:
+        """``conf`` is now the running one: publish what it skips."""
         publish_not_implemented(conf)
+        self.topology_note = load_message(conf)
+        if self.topology_note:
+            log.warning("scheduler conf: %s", self.topology_note)
 
     def current(self) -> SchedulerConf:
         """The conf for this cycle (a valid ConfigMap edit applies here)."""
@@ -77,7 +90,7 @@ class ConfWatch:
         try:
             conf = load_conf(text, self.plugins, self.actions)
         except Exception as e:  # ConfError, or any bug in a plugin's builder
-            message = str(e) if isinstance(e, ConfError) else f"{type(e).__name__}: {e}"
+            message = clip(str(e) if isinstance(e, ConfError) else f"{type(e).__name__}: {e}")
             self.last_error = f"{key} {CONF_KEY}: {message}"
             SCHEDULER_CONF_RELOADS.labels("rejected").inc()
             log.error(
@@ -98,7 +111,7 @@ class ConfWatch:
         self.conf = conf
         self.last_error = None
         SCHEDULER_CONF_RELOADS.labels("applied").inc()
-        publish_not_implemented(conf)
+        self._taken(conf)
         log.info("scheduler ConfigMap %s applied: actions=%s", key, ",".join(conf.actions))
         return conf
 

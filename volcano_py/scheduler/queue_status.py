@@ -98,9 +98,11 @@ class QueueStatusWriter:
     def __init__(self, client: KubeClient) -> None:
         """Write through ``client``."""
         self.client = client
+        self.syncs = 0  # how many times ``sync`` ran (one per scheduling cycle)
 
     def sync(self, queues: Mapping[str, QueueInfo]) -> int:
         """Patch every real Queue whose status moved; how many were written."""
+        self.syncs += 1
         written = 0
         for name, info in sorted(queues.items()):
             if info.implicit:

@@ -60,6 +60,11 @@ from volcano_py.scheduler.queue_status import (
     ensure_builtin_queues,
 )
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
+from volcano_py.scheduler.topology_config import (
+    NOT_CONFIGURED_REASON,
+    enforces_topology,
+    job_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +163,21 @@ def run_cycle(
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
+    topology_on = enforces_topology(conf)
     for job in ssn.jobs.values():
+        note = ""
         if job.topology_warning:
             result.warnings[job.uid] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
+        elif job.mode is not None and not topology_on:
+            note = job_message(job)
+            result.warnings[job.uid] = (NOT_CONFIGURED_REASON, note)
         fit = ssn.job_fit.get(job.uid)
         failed = [uid for uid in errors if uid in job.tasks]
         if failed and fit is None:
             fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
-        new = podgroup_status(job.podgroup, job, fit, now=now, transition_id=transition_id)
+        new = podgroup_status(
+            job.podgroup, job, fit, now=now, transition_id=transition_id, note=note
+        )
         if new is None and job.uid in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new

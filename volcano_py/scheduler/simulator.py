@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
+from volcano_py.api.safeload import FILE_LIMITS, LoadError, load_any
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING
@@ -43,15 +41,9 @@ class SnapshotError(ValueError):
 def parse_objects(text: str, source: str = "<input>") -> list[JSON]:
     """Objects from YAML/JSON text (a ``List``'s items are flattened; other kinds skipped)."""
     try:
-        if text.lstrip().startswith(("{", "[")):
-            docs: list[Any] = [orjson.loads(text)]
-        else:
-            docs = list(yaml.safe_load_all(text))
-    except (yaml.YAMLError, orjson.JSONDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or " ".join(str(e).split())
-        raise SnapshotError(f"{where}: not valid YAML/JSON: {problem}") from None
+        docs = load_any(text, source, FILE_LIMITS)
+    except LoadError as e:
+        raise SnapshotError(str(e)) from None
     objects: list[JSON] = []
     pending = list(docs)
     while pending:

@@ -8,7 +8,8 @@ Pure functions on dicts (unit-tested without a cluster):
   and the per-tier message when the gang could not be placed; ``Scheduled`` when it was) and the
   ``volcano.sh/job-allocated-hypernode`` annotation, and the task counts (``running``,
   ``succeeded``, ``failed``). Returns None when none of these changed, so an idle cluster
-  causes no writes.
+  causes no writes. A ``note`` (topology asked of a configuration that cannot honour it)
+  is the ``Scheduled`` condition's message, or follows the ``Unschedulable`` one.
 - ``pod_unschedulable_condition``: the ``PodScheduled=False`` condition for a pending pod of a
   job that could not be placed, or None when the pod already carries that exact condition.
 
@@ -60,7 +61,13 @@ def _set_condition(conditions: list[JSON], new: JSON) -> bool:
 
 
 def podgroup_status(
-    pg: JSON, job: JobInfo, fit: JobFit | None, *, now: str, transition_id: str
+    pg: JSON,
+    job: JobInfo,
+    fit: JobFit | None,
+    *,
+    now: str,
+    transition_id: str,
+    note: str = "",
 ) -> JSON | None:
     """The updated PodGroup, or None when phase, conditions and annotation are unchanged."""
     status = pg.get("status") or {}
@@ -74,7 +81,7 @@ def podgroup_status(
                 "type": PodGroupConditionType.UNSCHEDULABLE.value,
                 "status": "True",
                 "reason": fit.reason,
-                "message": fit.message,
+                "message": f"{fit.message}; {note}" if note else fit.message,
                 "transitionID": transition_id,
                 "lastTransitionTime": now,
             },
@@ -86,7 +93,7 @@ def podgroup_status(
                 "type": PodGroupConditionType.SCHEDULED.value,
                 "status": "True",
                 "reason": SCHEDULED_REASON,
-                "message": "",
+                "message": note,
                 "transitionID": transition_id,
                 "lastTransitionTime": now,
             },

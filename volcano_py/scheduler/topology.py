@@ -14,7 +14,10 @@
   with a condition naming the HyperNode and why. (Volcano stops every topology job instead.)
 - The allocated HyperNode (PodGroup annotation ``volcano.sh/job-allocated-hypernode``) is
   dropped when that HyperNode no longer exists or no task of the job is placed, and recovered
-  from the placed tasks when missing: the lowest-tier HyperNode containing all of them. A
+  from the placed tasks when missing: the lowest-tier HyperNode containing all of them (the
+  writer then rewrites the annotation once; the cache keeps such a job in cycles until it
+  has, ``cache.py``). A replaced HyperNode whose successors do not yet hold all the placed
+  nodes is recovered in a later session, not pinned to the cluster top meanwhile. A
   hard job whose placed tasks span more than its highest allowed tier (bound while their node
   had no leaf, say) waits with a condition saying so instead of adopting that domain.
 - SubJobs: each SubJob's AllocatedHyperNode is recovered every session from where its placed
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import logging
 
-from volcano_py.api.constants import NetworkTopologyMode
+from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, NetworkTopologyMode
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -127,7 +130,8 @@ def _check_allocated_hypernode(
         for t in job.tasks.values()
         if t.status in OCCUPYING and t.node_name and t.node_name in nodes
     ]
-    if job.allocated_hypernode and (job.allocated_hypernode not in tree.hypernodes or not placed):
+    gone = bool(job.allocated_hypernode) and job.allocated_hypernode not in tree.hypernodes
+    if job.allocated_hypernode and (gone or not placed):
         notes.info(
             log,
             job.uid,
@@ -142,6 +146,14 @@ def _check_allocated_hypernode(
     for node in placed:
         leaf = tree.leaf_of(node)
         lca = tree.lca(lca, leaf) if lca else leaf
+    if (
+        gone
+        and lca == CLUSTER_TOP_HYPERNODE
+        and any(tree.leaf_of(n) == CLUSTER_TOP_HYPERNODE for n in placed)
+    ):
+        # its HyperNode was replaced and the new leaves are not all there yet: recover it
+        # in a later session rather than pin the job to the whole cluster
+        return
     job.allocated_hypernode = lca
     notes.info(
         log,

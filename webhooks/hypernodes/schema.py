@@ -2,10 +2,12 @@
 
 What the API server does to a HyperNode before any webhook sees it, derived from the CRD
 (``crd.yaml`` in this package, a copy of ``manifests/crds/topology.volcano.sh_hypernodes.yaml``
-that a unit test keeps identical): types, ``required``, ``enum``, ``minimum``, ``minLength``,
-``maxLength``, ``minItems``, ``pattern``, then the CEL rules (``self`` = the node the rule is
-attached to). Messages and their order are the API server's (checked against a real one):
-``spec.tier: Invalid value: -1: spec.tier in body should be greater than or equal to 0``.
+that a unit test keeps identical): types, ``required``, ``enum``, ``minimum``, ``maximum``,
+``minLength``, ``maxLength``, ``minItems``, ``pattern``, then the CEL rules (``self`` = the
+node the rule is attached to). Messages and their order are the API server's (checked
+against a real one):
+``spec.tier: Invalid value: -1: spec.tier in body should be greater than or equal to 0``
+(and ``... should be less than or equal to 16`` over ``maximum``, our CRD's one addition).
 Like the API server, CEL rules are skipped when a "blocking" error (type, required, enum,
 too long) was found, and a note says so. Unknown fields are ignored (the API server prunes
 them). ``volcano-py validate`` runs this first; the webhook runs it too so that direct calls
@@ -169,14 +171,8 @@ class SchemaChecker:
                 self._walk_items(items, value, path, causes, pending, keys)
         elif kind == "string" and isinstance(value, str):
             _check_string(schema, value, path, causes)
-        elif kind == "integer" and "minimum" in schema and value < schema["minimum"]:
-            causes.append(
-                Cause(
-                    path,
-                    f"Invalid value: {value}: {path} in body should be greater "
-                    f"than or equal to {schema['minimum']}",
-                )
-            )
+        elif kind == "integer":
+            _check_integer(schema, value, path, causes)
         rules = self._rules.get(id(schema))
         if rules:
             pending.append((rules, value, path))
@@ -268,6 +264,25 @@ class SchemaChecker:
 
 def _relocate(cause: Cause, path: str) -> Cause:
     return Cause(cause.field.replace(_HERE, path), cause.message.replace(_HERE, path), cause.kind)
+
+
+def _check_integer(schema: Mapping[str, Any], value: int, path: str, causes: list[Cause]) -> None:
+    if "minimum" in schema and value < schema["minimum"]:
+        causes.append(
+            Cause(
+                path,
+                f"Invalid value: {value}: {path} in body should be greater "
+                f"than or equal to {schema['minimum']}",
+            )
+        )
+    elif "maximum" in schema and value > schema["maximum"]:
+        causes.append(
+            Cause(
+                path,
+                f"Invalid value: {value}: {path} in body should be less "
+                f"than or equal to {schema['maximum']}",
+            )
+        )
 
 
 def _check_string(schema: Mapping[str, Any], value: str, path: str, causes: list[Cause]) -> None:

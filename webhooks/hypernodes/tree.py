@@ -16,9 +16,12 @@ tree is broken, so the webhook refuses, with a message naming both objects:
 
 A member HyperNode that does not exist yet is allowed with a warning: discovery creates
 parents and children in any order. ``Node`` members that *may* overlap another HyperNode's
-(a ``regexMatch`` that matches its exact names or the other way round, or two ``labelMatch``
-selectors that do not contradict each other) are allowed with a warning naming both: whether
-they really overlap depends on the nodes that exist.
+(a ``regexMatch`` that matches its exact names or the other way round, two ``regexMatch``,
+a ``regexMatch`` and a ``labelMatch``, a ``labelMatch`` with ``matchExpressions`` against any
+Node member, or two ``matchLabels`` that do not contradict each other) are allowed with a
+warning naming both: whether they really overlap depends on the nodes that exist, which the
+webhook does not cache. If they do, the scheduler quarantines the later claimant (its reason
+names the node and the first claimant), as it does for an exact overlap that got in.
 
 The other HyperNodes come from a ``HyperNodeLister`` (the shared informer's store in the
 manager, a file for ``volcano-py validate --existing``). The object under review replaces
@@ -105,7 +108,7 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
                 universe[other_name] = other
     _forget_deleted(universe)
     own_nodes = node_selectors(obj, stored=False)
-    if own_nodes.exact or own_nodes.patterns or own_nodes.labels:
+    if own_nodes.exact or own_nodes.patterns or own_nodes.labels or own_nodes.expressions:
         claim = _node_overlaps(name, own_nodes, universe, result.warnings)
         if claim and _discovered(obj):
             # A discoverer moves nodes between its leaves in several writes (two leaves may
@@ -174,6 +177,8 @@ class NodeSelectors:
     exact: frozenset[str]
     patterns: tuple[str, ...]
     labels: tuple[Mapping[str, str], ...]
+    # a labelMatch with matchExpressions: without the Node objects, it may select anything
+    expressions: bool = False
 
 
 _NODE_SELECTORS: dict[str, tuple[Any, NodeSelectors]] = {}
@@ -195,6 +200,7 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
     exact: set[str] = set()
     patterns: list[str] = []
     labels: list[Mapping[str, str]] = []
+    expressions = False
     spec = obj.get("spec")
     members = spec.get("members") if isinstance(spec, Mapping) else None
     for member in members if isinstance(members, list) else ():
@@ -210,9 +216,12 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
             exact.add(match["name"])
         elif isinstance(regex, Mapping) and isinstance(regex.get("pattern"), str):
             patterns.append(regex["pattern"])
-        elif isinstance(label, Mapping) and isinstance(label.get("matchLabels"), Mapping):
-            labels.append(label["matchLabels"])
-    found = NodeSelectors(frozenset(exact), tuple(patterns), tuple(labels))
+        elif isinstance(label, Mapping):
+            if label.get("matchExpressions"):
+                expressions = True
+            elif isinstance(label.get("matchLabels"), Mapping):
+                labels.append(label["matchLabels"])
+    found = NodeSelectors(frozenset(exact), tuple(patterns), tuple(labels), expressions)
     if version is not None:
         _NODE_SELECTORS[name] = (version, found)
     return found
@@ -252,9 +261,18 @@ def _node_overlaps(
 
 
 def _may_overlap(a: NodeSelectors, b: NodeSelectors) -> bool:
+    """Whether ``a``'s Node members may select one of ``b``'s nodes.
+
+    Without the Node objects only exact names against patterns and matchLabels against
+    matchLabels can be ruled out.
+    """
+    if not (b.exact or b.patterns or b.labels or b.expressions):
+        return False
+    if a.expressions:
+        return True
     if any(re2_search(p, n) for p in a.patterns for n in b.exact):
         return True
-    if set(a.patterns) & set(b.patterns):
+    if a.patterns and (b.patterns or b.labels or b.expressions):
         return True
     return any(all(y.get(k, v) == v for k, v in x.items()) for x in a.labels for y in b.labels)
 

@@ -8,7 +8,9 @@ Stages, in order; the first that denies gives the message:
 1. ``cel`` - the ValidatingAdmissionPolicy-shaped rules of ``policy.yaml`` (``cel.py``),
    per-member rules memoised on the member's canonical JSON.
 2. ``re2`` - every regexMatch pattern compiles under RE2 (Go's syntax):
-   ``member regexMatch pattern is invalid: <reason>``.
+   ``member regexMatch pattern is invalid: <reason>``; every labelMatch is a valid label
+   selector (operator ``In``/``NotIn``/``Exists``/``DoesNotExist``, qualified-name keys, label
+   values), in the API server's words for ``metav1.LabelSelector``.
 3. ``tree`` - second parent, cycle, tiers, labelMatch on HyperNode members (``tree.py``);
    missing member HyperNodes give warnings.
 
@@ -35,7 +37,9 @@ from typing import Any
 
 import orjson
 
+from volcano_py.api.errors import FieldError
 from volcano_py.api.regex import re2_error
+from volcano_py.api.selectors import LabelSelector
 from volcano_py.kube.memo import GenerationMemo
 from webhooks.hypernodes import cel
 from webhooks.hypernodes.schema import SchemaChecker, join_causes
@@ -267,9 +271,21 @@ def _int64_safe(obj: Mapping[str, Any], known: _MemberList | None) -> bool:
 
 
 def _re2(members: list[Any]) -> Verdict | None:
-    """Stage 2: the first regexMatch pattern RE2 (Go's syntax) does not compile."""
+    """Stage 2: the first bad regexMatch pattern or labelMatch selector.
+
+    A pattern must compile under RE2 (Go's syntax); a labelMatch must be a
+    ``metav1.LabelSelector`` the API server accepts (``ValidateLabelSelector``: operator, key,
+    values), which Volcano's CRD does not check.
+    """
     for i, member in enumerate(members):
         selector = member.get("selector") if isinstance(member, dict) else None
+        label = selector.get("labelMatch") if isinstance(selector, dict) else None
+        if label is not None:
+            field_path = f"spec.members[{i}].selector.labelMatch"
+            try:
+                LabelSelector.from_dict(label, field_path, strict=True)
+            except FieldError as e:
+                return Verdict(False, str(e), "re2", "Invalid")
         regex = selector.get("regexMatch") if isinstance(selector, dict) else None
         pattern = regex.get("pattern") if isinstance(regex, dict) else None
         if not isinstance(pattern, str):

@@ -17,18 +17,23 @@ from volcano_py.kube.client import KubeClient
 JSON = dict[str, Any]
 
 
-def label_config(prefix: str, type_name: str = "fabric") -> str:
+def label_config(
+    prefix: str,
+    type_name: str = "fabric",
+    grace: str = "1m",
+    keys: tuple[str, ...] = ("zone", "spine", "rack"),
+) -> str:
+    """One label type over ``<prefix>/<key>`` for ``keys`` (top tier first), then the host."""
+    labels = "".join(f"          - nodeLabel: {prefix}/{key}\n" for key in keys)
     return f"""
 networkTopologyDiscovery:
   - source: label
     enabled: true
+    deletionGracePeriod: {grace}
     config:
       networkTopologyTypes:
         {type_name}:
-          - nodeLabel: {prefix}/zone
-          - nodeLabel: {prefix}/spine
-          - nodeLabel: {prefix}/rack
-          - nodeLabel: kubernetes.io/hostname
+{labels}          - nodeLabel: kubernetes.io/hostname
 """
 
 
@@ -89,7 +94,7 @@ def test_label_source_builds_follows_and_survives_a_restart(
             n[5]: ("z", "s2", "r4"),
         },
     )
-    put_configmap(client, namespace, label_config(p))
+    put_configmap(client, namespace, label_config(p, grace="3s"))
     running = controller_runner()
     expected = {
         (1, "r1"): ((n[0], n[1]), 2),
@@ -110,7 +115,8 @@ def test_label_source_builds_follows_and_survives_a_restart(
     assert r1["metadata"]["labels"][f"{p}/spine"] == "s1"
     names_before = {k: h["metadata"]["name"] for k, h in hypernodes.items()}
 
-    # Relabel: n2 moves from r2 (which empties and goes) to r1; n5 is deleted.
+    # Relabel: n2 moves from r2 (which empties and goes at once: its node is in r1 now) to
+    # r1; n5 is deleted (r4 goes once it has been missing for the 3 s grace period).
     client.patch(R.NODES, n[2], {"metadata": {"labels": {f"{p}/rack": "r1"}}})
     client.delete(R.NODES, n[5])
     expected_after = {

@@ -61,10 +61,10 @@ def stale(obj: dict) -> dict | None:
 
 
 EXPECTED = {
-    "leaf-hn-0": ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"],
-    "leaf-hn-1": ["gpu-node-05", "gpu-node-06"],
-    "leaf-hn-2": ["gpu-node-07"],
-    "spine-hn": ["leaf-hn-0", "leaf-hn-1", "leaf-hn-2"],
+    "leaf-hn-leaf-switch-a1": ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"],
+    "leaf-hn-leaf-switch-b1": ["gpu-node-05", "gpu-node-06"],
+    "leaf-hn-leaf-switch-c1": ["gpu-node-07"],
+    "spine-hn": ["leaf-hn-leaf-switch-a1", "leaf-hn-leaf-switch-b1", "leaf-hn-leaf-switch-c1"],
 }
 
 
@@ -107,17 +107,17 @@ def test_ufm_source_discovers_groups_and_failures_delete_nothing(
             assert found
             current = discovered(client, "ufm")
             assert set(current) == set(EXPECTED), f"{mode}: HyperNodes were deleted"
-            condition = stale(current["leaf-hn-0"])
+            condition = stale(current["leaf-hn-leaf-switch-a1"])
             assert condition["status"] == "True"
             assert condition["reason"] == "SourceError"
             # Events are recorded asynchronously, after the condition is written: wait for them.
             wait_until(
                 lambda fragment=fragment: any(
                     e["reason"] == "SourceError" and fragment in e["message"]
-                    for e in events_about(client, "default", "leaf-hn-0")
+                    for e in events_about(client, "default", "leaf-hn-leaf-switch-a1")
                 ),
                 timeout=15,
-                what=f"the SourceError Event on leaf-hn-0 for {mode}",
+                what=f"the SourceError Event on leaf-hn-leaf-switch-a1 for {mode}",
             )
             wait_until(
                 lambda: any(

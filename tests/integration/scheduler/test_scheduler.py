@@ -104,7 +104,9 @@ def test_gang_too_big_waits_with_per_tier_message_until_capacity_frees(
                 return str(cond["message"])
         return ""
 
-    message = wait_for(unschedulable_message)
+    # The PodGroup exists before its pods: a cycle in between may first say "Not enough valid
+    # tasks" (gang, right for that moment); wait for the message about the whole gang.
+    message = wait_for(lambda: m if "tier 1:" in (m := unschedulable_message()) else "")
     assert f"tier 1: 0/2 fit ({topology.gpu} short by 2)" in message
     assert _placement(client, namespace, names) == dict.fromkeys(names, "")
     pod = wait_for(

@@ -234,3 +234,26 @@ def test_podgroup_view_is_frozen() -> None:
     pg = PodGroup.from_dict(podgroup({"minMember": 1}))
     with pytest.raises(AttributeError):
         pg.min_member = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("resources", "message"),
+    [
+        ({"cpu": "-1"}, 'spec.minResources[cpu]: Invalid value: "-1": must be >= 0'),
+        ({"nvidia.com/gpu": "-3"}, 'spec.minResources[nvidia.com/gpu]: Invalid value: "-3": '
+         "must be >= 0"),
+        ({"cpu": -1}, "spec.minResources[cpu]: Invalid value: -1: must be >= 0"),
+    ],
+    ids=["cpu-string", "gpu", "cpu-integer"],
+)  # fmt: skip
+def test_podgroup_min_resources_must_not_be_negative(
+    resources: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(FieldError) as err:
+        PodGroup.from_dict(podgroup({"minResources": resources}))
+    assert str(err.value) == message
+
+
+def test_podgroup_min_resources_zero_is_fine() -> None:
+    pg = PodGroup.from_dict(podgroup({"minResources": {"cpu": "0", "memory": "0Gi"}}))
+    assert all(q.is_zero for q in pg.min_resources.values())

@@ -25,3 +25,10 @@ def test_devcluster_is_a_package_with_its_binaries_modules() -> None:
     for module in ("kube", "etcd", "kwok"):
         assert (ROOT / "devcluster" / "gomod" / module / "go.mod").is_file()
     assert not (ROOT / "tests" / "controlplane").exists()
+
+
+def test_devcluster_modules_find_the_repository_root() -> None:
+    from devcluster import crds, devrun, devstate, fleet, manager
+
+    for module in (crds, devrun, devstate, fleet, manager):
+        assert (module.ROOT / "manifests" / "crds").is_dir(), module.__name__

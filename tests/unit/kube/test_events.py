@@ -9,7 +9,13 @@ from tests.unit.kube.memclient import MemoryClient
 from volcano_py.api.resources import EVENTS, HYPERNODES, NODES
 from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, ServerError
-from volcano_py.kube.events import NORMAL, WARNING, EventRecorder, FakeRecorder
+from volcano_py.kube.events import (
+    MAX_EVENT_MESSAGE,
+    NORMAL,
+    WARNING,
+    EventRecorder,
+    FakeRecorder,
+)
 
 POD = {
     "apiVersion": "v1",
@@ -94,6 +100,17 @@ def test_recorder_puts_events_about_cluster_scoped_objects_in_default(
     assert event["metadata"]["namespace"] == "default"
     assert "namespace" not in event["involvedObject"]
     assert event["involvedObject"]["kind"] == (resource or NODES).kind
+
+
+def test_recorder_cuts_a_long_message_to_one_bounded_line() -> None:
+    client, clock = MemoryClient(), FakeClock()
+    rec = recorder(client, clock)
+    rec.event(POD, WARNING, "InvalidSchedulerConf", "bad value\n" + "lol " * 10**6)
+    assert rec.process_pending() == 1
+    [event] = events(client)
+    assert len(event["message"]) == MAX_EVENT_MESSAGE
+    assert event["message"].startswith("bad value lol")
+    assert event["message"].endswith("...")
 
 
 def test_recorder_counts_a_repeat_within_ten_minutes_with_a_patch() -> None:

@@ -22,6 +22,8 @@ import yaml
 from celpy.adapter import json_to_cel
 from kubernetes.client import ApiClient
 
+from volcano_py.api.constants import MAX_HYPERNODE_TIER
+
 CRD_DIR = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 HYPERNODES = "topology.volcano.sh_hypernodes.yaml"
 PODGROUPS = "scheduling.volcano.sh_podgroups.yaml"
@@ -324,7 +326,9 @@ def test_hypernode_top_level_and_status_have_no_required_fields() -> None:
 @pytest.mark.parametrize(
     ("path", "constraints"),
     [
-        ("spec.tier", {"type": "integer", "minimum": 0}),
+        # Volcano's is {"type": "integer", "minimum": 0}; the maximum is our one addition
+        # (MAX_HYPERNODE_TIER, docs/crds.md): a huge tier must not reach the scheduler.
+        ("spec.tier", {"type": "integer", "minimum": 0, "maximum": MAX_HYPERNODE_TIER}),
         ("spec.tierName", {"type": "string", "maxLength": 253}),
         ("spec.members.[].selector.exactMatch.name",
          {"type": "string", "minLength": 1, "maxLength": 253, "pattern": DNS_SUBDOMAIN}),
@@ -391,6 +395,20 @@ def test_podgroup_network_topology_schema(path: str) -> None:
 )  # fmt: skip
 def test_podgroup_field_constraints(path: str, constraints: dict[str, Any]) -> None:
     assert schema_at(PODGROUPS, path) == constraints
+
+
+@pytest.mark.parametrize(
+    ("value", "fits"),
+    [("1", True), ("500m", True), ("+2Gi", True), ("1e3", True), ("2e-3", True),
+     ("-1", False), ("-3", False), ("-500m", False), ("inf", False), ("NaN", False)],
+    ids=["one", "milli", "plus-gi", "exponent", "negative-exponent", "minus-one", "minus-three",
+         "minus-milli", "inf", "nan"],
+)  # fmt: skip
+def test_podgroup_min_resources_pattern_refuses_negative_quantities(value: str, fits: bool) -> None:
+    # Volcano's pattern starts ^(\+|-)?; ours takes no minus sign (docs/crds.md, issue 26).
+    node = schema_at(PODGROUPS, "spec.minResources.{}")
+    assert node["x-kubernetes-int-or-string"] is True
+    assert value_fits(node, value) is fits
 
 
 def test_podgroup_spec_fields_are_volcanos() -> None:

@@ -232,3 +232,50 @@ def test_cache_keeps_nothing_per_job_once_its_podgroup_and_pods_are_gone() -> No
     again.delete_podgroup(group)
     assert again._job_tasks == {}
     assert again._job_versions == {}
+
+
+def test_a_settled_gang_follows_its_replaced_hypernode_and_is_rewritten_once() -> None:
+    from tests.unit.scheduler.objects import hypernode
+
+    objects = gpu_cluster()
+    objects.append(podgroup("gang", 2, mode="hard", highest_tier=1))
+    objects += [pod(f"gang-{i}", "gang", {GPU: 4}) for i in range(2)]
+    sim = Simulator(objects)
+    while sim.cycle().changed:
+        pass
+    annotation = "volcano.sh/job-allocated-hypernode"
+
+    def allocated() -> str:
+        pg = sim.cache.podgroup("default/gang")
+        assert pg is not None
+        return str(pg["metadata"]["annotations"].get(annotation, ""))
+
+    old = allocated()
+    assert old.startswith("tor-")
+    assert sim.cache.is_settled("default/gang")
+    placed = sorted(n for n in sim.writer.bindings.values())
+    # the discovery retires the old tree first: for a moment the nodes have no leaf
+    for obj in objects:
+        if obj.get("kind") == "HyperNode":
+            sim.cache.delete_hypernode(obj)
+    assert not sim.cache.is_settled("default/gang")
+    written: list[str] = []
+    update = sim.writer.update_podgroup
+
+    def counting(pg: dict) -> None:
+        written.append(pg["metadata"]["name"])
+        update(pg)
+
+    sim.writer.update_podgroup = counting  # type: ignore[method-assign]
+    sim.cycle()
+    assert allocated() == old  # not pinned to the cluster top meanwhile
+    sim.cache.settle(sim.cache.snapshot(active_only=True).job_versions)
+    assert not sim.cache.is_settled("default/gang")  # still stranded: stays in cycles
+    # then the new tree arrives under new names
+    sim.cache.update_hypernode(hypernode("rack-new", 1, nodes=placed, tier_name="tor"))
+    sim.cycle()
+    assert allocated() == "rack-new"
+    while sim.cycle().changed:
+        pass
+    assert sim.cache.is_settled("default/gang")
+    assert written == ["gang"]  # the annotation, rewritten once

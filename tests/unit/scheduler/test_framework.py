@@ -10,6 +10,7 @@ from tests.unit.scheduler.helpers import gpu_cluster, session
 from tests.unit.scheduler.objects import pod, podgroup
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF
 from volcano_py.scheduler.framework.registry import PluginRegistry, load_conf
 from volcano_py.scheduler.scheduler import builtin_registries
 
@@ -52,13 +53,22 @@ def test_conf_default_tiers_load() -> None:
     plugins, actions = builtin_registries()
     text = Path("examples/scheduler/volcano-scheduler.conf").read_text()
     conf = load_conf(text, plugins, actions)
-    assert conf.actions == ("enqueue", "allocate")
+    assert conf.actions == ("enqueue", "allocate", "backfill")
     assert [p.name for t in conf.tiers for p in t] == [
         "priority",
         "gang",
+        "conformance",
+        "overcommit",
+        "drf",
         "predicates",
+        "proportion",
         "nodeorder",
         "network-topology-aware",
+    ]
+    built_in = load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions)  # the example is the default
+    assert built_in.actions == conf.actions
+    assert [[p.name for p in t] for t in built_in.tiers] == [
+        [p.name for p in t] for t in conf.tiers
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.scheduler.objects import hypernode
+from volcano_py.api.constants import MAX_HYPERNODE_TIER
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 
 TOP = "<cluster-top-hypernode>"
@@ -72,6 +73,22 @@ def test_broken_hypernodes_are_named_and_quarantined_not_the_tree(
     assert tree.quarantined
     assert all(error in reason for reason in tree.quarantined.values())
     assert not set(tree.quarantined) & set(tree.hypernodes)
+
+
+@pytest.mark.parametrize("tier", [17, 2**31, 2**63 - 1], ids=["max+1", "2^31", "int64-max"])
+def test_a_tier_over_the_maximum_is_quarantined_with_its_reason(tier: int) -> None:
+    hns = [
+        hypernode("rack", 1, nodes=["n1"]),
+        hypernode("spine", MAX_HYPERNODE_TIER, children=["rack"]),
+        hypernode("huge", tier, nodes=["n2"]),
+    ]
+    tree = _index(hns, {"n1": {}, "n2": {}}).build()
+    assert tree.quarantined == {
+        "huge": f"HyperNode huge: spec.tier {tier} is over the maximum tier {MAX_HYPERNODE_TIER}"
+    }
+    assert tree.tiers == [1, MAX_HYPERNODE_TIER, MAX_HYPERNODE_TIER + 1]
+    assert tree.top.children == ("spine",)
+    assert tree.quarantined_nodes["huge"] == {"n2"}
 
 
 def test_quarantine_keeps_the_first_claim_and_the_healthy_rest() -> None:

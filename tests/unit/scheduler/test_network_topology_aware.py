@@ -7,10 +7,13 @@ import logging
 import pytest
 
 from tests.unit.scheduler.helpers import gpu_cluster, session
-from tests.unit.scheduler.objects import pod, podgroup
+from tests.unit.scheduler.objects import hypernode, pod, podgroup
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.framework.arguments import Arguments, ConfError
-from volcano_py.scheduler.plugins.network_topology_aware import NetworkTopologyAwarePlugin
+from volcano_py.scheduler.plugins.network_topology_aware import (
+    NetworkTopologyAwarePlugin,
+    _tier_weight_sum,
+)
 
 
 def _plugin(ssn: object) -> NetworkTopologyAwarePlugin:
@@ -248,6 +251,56 @@ def test_normal_pod_score_fades_by_tier() -> None:
     assert scores["node-5"] == pytest.approx(100 * node5)
 
 
+def _plain_pod_session(spine_tier: int) -> object:
+    objects = [o for o in gpu_cluster() if o["metadata"]["name"] not in ("spine-1", "spine-2")]
+    objects.append(hypernode("spine-1", spine_tier, children=["tor-1", "tor-2"]))
+    objects.append(hypernode("spine-2", spine_tier, children=["tor-3", "tor-4"]))
+    objects.append(podgroup("plain", 1))
+    objects.append(pod("plain-0", "plain", {"nvidia.com/gpu": 2}))
+    objects.append(pod("busy", None, {"nvidia.com/gpu": 4}, node_name="node-1", phase="Running"))
+    return session(objects, GPU_CONF)
+
+
+def test_normal_pod_score_counts_a_missing_tier_as_full_like_volcano() -> None:
+    ssn = _plain_pod_session(spine_tier=4)  # tiers 1, 4 and the virtual top 5
+    task = ssn.jobs["default/plain"].pending_tasks()[0]  # type: ignore[attr-defined]
+    scores = _plugin(ssn).batch_node_order_fn(task, [ssn.nodes["node-2"]])  # type: ignore[attr-defined]
+    # Volcano loops tiers 1..5: tiers 2 and 3 hold nothing and score 1.
+    weights = {t: 0.8 ** (t - 1) for t in range(1, 6)}
+    per_tier = {1: 6 / 8, 2: 1.0, 3: 1.0, 4: 6 / 16, 5: 6 / 32}
+    expected = sum(weights[t] * per_tier[t] for t in weights) / sum(weights.values())
+    assert scores["node-2"] == pytest.approx(100 * expected)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1, 10**9), (0, 2**63 - 1)], ids=["1e9", "int64"])
+def test_normal_pod_score_cost_does_not_grow_with_the_distance_between_tiers(
+    low: int, high: int
+) -> None:
+    # The tree quarantines such tiers; the plugin must cope anyway (Volcano's loop over every
+    # integer between them would not finish within the unit timeout).
+    ssn = _plain_pod_session(spine_tier=2)
+    plugin = _plugin(ssn)
+    task = ssn.jobs["default/plain"].pending_tasks()[0]  # type: ignore[attr-defined]
+    near = plugin.batch_node_order_fn(task, [ssn.nodes["node-2"]])  # type: ignore[attr-defined]
+    plugin.min_tier, plugin.max_tier = low, high
+    far = plugin.batch_node_order_fn(task, [ssn.nodes["node-2"]])  # type: ignore[attr-defined]
+    total = (0.8 ** (low - 1) - 0.8**high) / 0.2
+    changed = 1 * (6 / 8 - 1) + 0.8 * (6 / 16 - 1) + 0.64 * (6 / 32 - 1)
+    assert far["node-2"] == pytest.approx(100 * (total + changed) / total)
+    assert near != far
+
+
+@pytest.mark.parametrize(
+    ("fading", "low", "high", "expected"),
+    [(0.8, 1, 3, 2.44), (1.0, 2, 5, 4.0), (0.0, 0, 3, 1.0), (2.0, 1, 3, 7.0), (0.5, 3, 2, 0.0)],
+    ids=["fading", "one", "zero-skips-negative-powers", "growing", "empty"],
+)
+def test_tier_weight_sum_is_the_geometric_series(
+    fading: float, low: int, high: int, expected: float
+) -> None:
+    assert _tier_weight_sum(fading, low, high) == pytest.approx(expected)
+
+
 def test_resource_cache_follows_allocate_and_discard_exactly() -> None:
     ssn = session(_job_cluster(1, mode="hard", highest_tier=2))
     plugin = _plugin(ssn)
@@ -260,3 +313,12 @@ def test_resource_cache_follows_allocate_and_discard_exactly() -> None:
     assert plugin.resource_cache["tor-1"].used == Resource()
     stmt.discard()
     assert {hn: s.used for hn, s in plugin.resource_cache.items()} == before
+
+
+def test_a_podgroup_with_negative_min_resources_is_an_invalid_job_naming_the_field() -> None:
+    objects = gpu_cluster()
+    objects.append(podgroup("neg", 1, min_resources={"nvidia.com/gpu": -3}))
+    objects.append(pod("neg-0", "neg", {"nvidia.com/gpu": 1}))
+    ssn = session(objects, GPU_CONF)
+    job = ssn.jobs["default/neg"]
+    assert job.invalid == 'spec.minResources[nvidia.com/gpu]: Invalid value: "-3": must be >= 0'

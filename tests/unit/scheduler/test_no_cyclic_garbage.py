@@ -32,8 +32,17 @@ def collector_off() -> Iterator[None]:
         gc.enable()
 
 
-def test_scheduling_every_scenario_leaves_no_cyclic_garbage(collector_off: None) -> None:
-    scenarios: list[dict[str, Any]] = [yaml.safe_load(p.read_text()) for p in SCENARIOS]
+CHUNK = 8
+CHUNKS = [SCENARIOS[i : i + CHUNK] for i in range(0, len(SCENARIOS), CHUNK)]
+
+
+@pytest.mark.parametrize("paths", CHUNKS, ids=[f"{c[0].stem}..{c[-1].stem}" for c in CHUNKS])
+def test_scheduling_every_scenario_leaves_no_cyclic_garbage(
+    collector_off: None, paths: list[Any]
+) -> None:
+    # In chunks of CHUNK scenarios, so each test stays within the unit time limit as the
+    # scenario set grows.
+    scenarios: list[dict[str, Any]] = [yaml.safe_load(p.read_text()) for p in paths]
     plugins, actions = builtin_registries()
     bound = 0
     gc.collect()
@@ -42,5 +51,5 @@ def test_scheduling_every_scenario_leaves_no_cyclic_garbage(collector_off: None)
         if scenario.get("conf"):
             conf = load_conf(scenario["conf"], plugins, actions)
         bound += len(Simulator(expand(scenario["cluster"]), conf).run().bindings)
-    assert bound > 300  # the scenarios really scheduled (346 bindings)
+    assert bound > 0  # the scenarios really scheduled
     assert gc.collect() == 0

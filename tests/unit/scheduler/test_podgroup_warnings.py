@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.unit.scheduler.objects import hypernode, node, pod, podgroup
+from tests.unit.scheduler.test_volcano_conf import GANG_ONLY_CONF
 from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.kube.events import FakeRecorder
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.conf_watch import CONF_KEY
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.simulator import Simulator, load_scheduler_conf
 
@@ -61,3 +65,58 @@ def test_podgroup_warnings_once_per_podgroup_and_message() -> None:
     assert [e[2] for e in recorder.events] == ["first", "second", "first"]
     assert recorder.references[0]["kind"] == "PodGroup"
     assert PodGroupWarnings(None).record(told, lookup) == 0
+
+
+# the gang-only example without its network-topology-aware line
+CHART_WITHOUT_TOPOLOGY = GANG_ONLY_CONF.replace("  - name: network-topology-aware\n", "")
+
+
+def test_cycle_warns_a_topology_job_when_the_plugin_is_not_configured() -> None:
+    from volcano_py.scheduler.framework.registry import load_conf
+    from volcano_py.scheduler.scheduler import builtin_registries
+    from volcano_py.scheduler.topology_config import NOT_CONFIGURED_REASON
+
+    plugins, actions = builtin_registries()
+    objects = [
+        node("n1", {"cpu": "4"}),
+        podgroup("topo", 1, mode="hard", highest_tier=1),
+        podgroup("plain", 1),
+        pod("t0", "topo", {"cpu": "1"}),
+        pod("p0", "plain", {"cpu": "1"}),
+    ]
+    assert "- name: network-topology-aware" not in CHART_WITHOUT_TOPOLOGY
+    result = Simulator(objects, load_conf(CHART_WITHOUT_TOPOLOGY, plugins, actions)).cycle()
+    assert len(result.binds) == 2
+    assert set(result.warnings) == {"default/topo"}
+    reason, message = result.warnings["default/topo"]
+    assert reason == NOT_CONFIGURED_REASON
+    assert "highest tier 1" in message
+    with_plugin = Simulator(objects, load_scheduler_conf(None)).cycle()
+    assert with_plugin.warnings == {}
+
+
+def test_conf_watch_notes_a_conf_without_the_topology_plugin_once_per_load(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from volcano_py.scheduler.conf_watch import ConfWatch
+    from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF
+    from volcano_py.scheduler.framework.registry import load_conf
+    from volcano_py.scheduler.scheduler import builtin_registries
+
+    plugins, actions = builtin_registries()
+    holder = {"text": CHART_WITHOUT_TOPOLOGY}
+
+    def configmap() -> dict[str, object]:
+        return {"metadata": {"name": "cm", "namespace": "ns"}, "data": {CONF_KEY: holder["text"]}}
+
+    start = load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions)
+    watch = ConfWatch(start, plugins, actions, configmap=configmap)
+    assert watch.topology_note == ""
+    with caplog.at_level("WARNING"):
+        watch.current()
+        watch.current()
+    assert "no network-topology-aware plugin" in watch.topology_note
+    assert sum("network-topology-aware" in r.getMessage() for r in caplog.records) == 1
+    holder["text"] = DEFAULT_SCHEDULER_CONF
+    watch.current()
+    assert watch.topology_note == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,6 +139,11 @@ def test_configurations_read_and_metrics_warned() -> None:
     assert any(w.startswith("metrics: ignored") for w in conf.warnings)
 
 
+GANG_ONLY_CONF = (
+    Path(__file__).parents[3] / "examples" / "scheduler" / "gang-topology-only.conf"
+).read_text()
+
+
 def _cm(text: str | None) -> dict[str, Any]:
     data = {} if text is None else {"volcano-scheduler.conf": text}
     return {"metadata": {"name": "volcano-scheduler-configmap", "namespace": "vs"}, "data": data}
@@ -145,9 +151,9 @@ def _cm(text: str | None) -> dict[str, Any]:
 
 def test_conf_watch_applies_valid_edit_and_keeps_running_conf_on_bad_one() -> None:
     plugins, actions = builtin_registries()
-    holder: dict[str, Any] = {"cm": _cm(DEFAULT_SCHEDULER_CONF)}
+    holder: dict[str, Any] = {"cm": _cm(GANG_ONLY_CONF)}
     recorder = FakeRecorder()
-    start = load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions)
+    start = load_conf(GANG_ONLY_CONF, plugins, actions)
     watch = ConfWatch(start, plugins, actions, configmap=lambda: holder["cm"], recorder=recorder)
     assert watch.current().actions == ("enqueue", "allocate")
 
@@ -168,7 +174,7 @@ def test_conf_watch_applies_valid_edit_and_keeps_running_conf_on_bad_one() -> No
 
     holder["cm"] = None
     assert watch.current() is applied
-    holder["cm"] = _cm(DEFAULT_SCHEDULER_CONF)
+    holder["cm"] = _cm(GANG_ONLY_CONF)
     assert watch.current().actions == ("enqueue", "allocate")
     assert watch.last_error is None
 
@@ -186,3 +192,22 @@ def test_conf_watch_survives_a_crashing_plugin_builder() -> None:
     watch = ConfWatch(start, plugins, actions, configmap=lambda: cm, recorder=recorder)
     assert watch.current() is start
     assert "RuntimeError: boom" in recorder.events[0][2]
+
+
+def test_conf_watch_keeps_running_conf_on_an_alias_bomb_with_a_short_error() -> None:
+    # The 453-byte document of issue 26: a plugin weight that is 9**9 words once expanded.
+    levels = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    bomb = "x:\n" + "\n".join("  " + line for line in levels) + "\n"
+    text = bomb + "tiers:\n- plugins:\n  - name: binpack\n    arguments: {binpack.weight: *l8}\n"
+    plugins, actions = builtin_registries()
+    start = load_conf(DEFAULT_SCHEDULER_CONF, plugins, actions)
+    recorder = FakeRecorder()
+    watch = ConfWatch(start, plugins, actions, configmap=lambda: _cm(text), recorder=recorder)
+    assert watch.current() is start
+    assert watch.last_error == (
+        "vs/volcano-scheduler-configmap volcano-scheduler.conf: scheduler conf:7: expands to "
+        "more than 100000 values (size cap)"
+    )
+    [(_, _, message)] = recorder.events
+    assert len(message) < 200

@@ -51,6 +51,15 @@ SCHEMA = [
         "spec.tier: Invalid value: -1: spec.tier in body should be greater than or equal to 0",
     ),
     (
+        hn("a", 17, [ex("n")]),
+        "spec.tier: Invalid value: 17: spec.tier in body should be less than or equal to 16",
+    ),
+    (
+        hn("a", 2**31, [ex("n")]),
+        "spec.tier: Invalid value: 2147483648: spec.tier in body should be less than or equal "
+        "to 16",
+    ),
+    (
         hn("a", 1, [ex("A_b")]),
         'spec.members[0].selector.exactMatch.name: Invalid value: "A_b": spec.members[0].selector.'
         "exactMatch.name in body should match "
@@ -102,11 +111,17 @@ SCHEMA = [
 ]
 
 
+def test_validator_accepts_the_maximum_tier(validator: HyperNodeValidator) -> None:
+    assert validator.validate(hn("top", 16, [ex("spine-1", "HyperNode")])).allowed
+
+
 @pytest.mark.parametrize(
     ("obj", "message"),
     SCHEMA,
     ids=[
         "tier",
+        "tier-over-max",
+        "tier-2^31",
         "name-pattern",
         "min-items",
         "enum",
@@ -369,3 +384,53 @@ def test_pruning_the_selector_cache_survives_an_insert_from_another_thread(
     tree._forget_deleted(Racing({"kept": {}}))
     assert Racing.inserted == 100
     assert not any(name.startswith("gone-") for name in tree._NODE_SELECTORS)
+
+
+def _label_leaf(selector: dict[str, Any]) -> dict[str, Any]:
+    return hn("leaf-x", 1, [{"type": "Node", "selector": {"labelMatch": selector}}])
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        ({"matchExpressions": [{"key": "rack", "operator": "Bogus", "values": ["a"]}]},
+         'spec.members[0].selector.labelMatch.matchExpressions[0].operator: Invalid value: '
+         '"Bogus": not a valid selector operator'),
+        ({"matchExpressions": [{"key": "//bad key//", "operator": "Exists"}]},
+         'spec.members[0].selector.labelMatch.matchExpressions[0].key: Invalid value: '
+         '"//bad key//": a valid label key must consist of alphanumeric characters'),
+        ({"matchLabels": {"//bad key//": "x"}},
+         'spec.members[0].selector.labelMatch.matchLabels: Invalid value: "//bad key//": '),
+        ({"matchExpressions": [{"key": "rack", "operator": "In"}]},
+         "spec.members[0].selector.labelMatch.matchExpressions[0].values: Required value: "
+         "must be specified when `operator` is 'In' or 'NotIn'"),
+    ],
+    ids=["operator", "expression-key", "label-key", "in-without-values"],
+)  # fmt: skip
+def test_validator_denies_a_label_match_the_api_server_would_not_accept(
+    validator: HyperNodeValidator, selector: dict[str, Any], message: str
+) -> None:
+    verdict = validator.validate(_label_leaf(selector))
+    assert (verdict.allowed, verdict.reason) == (False, "Invalid")
+    assert verdict.message.startswith(message)
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        {"type": "Node", "selector": {"labelMatch": {"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "Exists"}]}}},
+        rx(".*"),
+    ],
+    ids=["hostname-exists", "match-everything"],
+)  # fmt: skip
+def test_validator_warns_when_a_pattern_may_take_another_leafs_nodes(
+    validator: HyperNodeValidator, member: dict[str, Any]
+) -> None:
+    verdict = validator.validate(hn("leaf-x", 1, [member]))
+    assert verdict.allowed
+    assert any(
+        'HyperNode "leaf-x" may select the same nodes as HyperNode "rack-1"' in w
+        and "quarantined" in w
+        for w in verdict.warnings
+    )

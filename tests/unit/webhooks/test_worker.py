@@ -25,6 +25,13 @@ HEAD = b"POST /hypernodes/validate HTTP/1.1\r\nHost: w\r\n"
         (HEAD + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n", False),
         (HEAD + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", True),
         (HEAD + b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", True),
+        (HEAD + b"Content-Length: 2\r\nContent-Length: 100\r\n\r\n{}", True),
+        (HEAD + b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n", True),
+        (HEAD + b"Transfer-Encoding: chunked\r\nContent-Length: 50\r\n\r\n2\r\n{}\r\n", True),
+        (HEAD + b"Content-Length: 50\r\nX-A: a\r\n b\r\n\r\n", True),
+        (HEAD + b"Content-Length: +5\r\n\r\n", True),
+        (HEAD + b"Content-Length: 1_0\r\n\r\n", True),
+        (HEAD + b"Content-Length: 99999999999\r\n\r\n", True),
     ],
     ids=[
         "half-request-line",
@@ -38,6 +45,13 @@ HEAD = b"POST /hypernodes/validate HTTP/1.1\r\nHost: w\r\n"
         "chunked-open",
         "chunked-closed",
         "chunked-empty",
+        "two-different-lengths",
+        "two-equal-lengths",
+        "chunked-and-length",
+        "obsolete-folding",
+        "signed-length",
+        "underscore-length",
+        "huge-length",
     ],
 )
 def test_request_complete_only_with_the_whole_head_and_body(data: bytes, complete: bool) -> None:

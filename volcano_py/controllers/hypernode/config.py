@@ -12,8 +12,16 @@ unchanged)::
         credentials:
           secretRef: {name: ufm-credentials, namespace: volcano-system}
         config: {endpoint: https://ufm:443}
-        maxDeletePercent: 50   # ours: hold back results deleting more of the source's
-                               # HyperNodes than this share (default 50)
+        maxDeletePercent: 50   # ours: hold back a round that would delete this share of
+                               # the source's HyperNodes or more (default 50; 100: no limit)
+        deletionGracePeriod: 1m   # ours: a HyperNode the source stops reporting is deleted
+                                  # only once it has been missing this long (default 1m)
+                                  # and a source removed or disabled here has its
+                                  # HyperNodes retired after it (retire.py)
+
+Both keys of ours are optional; Volcano's own ConfigMap (without them) works as written.
+``config_fingerprint`` digests an entry's ``config:``; the reconcile stamps it on the
+HyperNodes so it can tell a configuration change (an intent) from a source returning less.
 
 Reading is split in two so one bad entry never stops the others: ``parse_config_text`` fails
 (``ConfigError``) only when the document as a whole cannot be read; a bad *entry* becomes a
@@ -24,14 +32,13 @@ the discovery manager checks names against its registry.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import yaml
 
 from volcano_py.api.constants import (
     CONTROLLER_CONFIG_KEY,
@@ -42,10 +49,20 @@ from volcano_py.api.constants import (
     HELM_RELEASE_NAME_ENV,
     KUBE_POD_NAMESPACE_ENV,
 )
+from volcano_py.api.safeload import CONFIG_LIMITS, LoadError, load_yaml
 
 DEFAULT_MAX_DELETE_PERCENT = 50.0
+DEFAULT_DELETION_GRACE_SECONDS = 60.0
 _ENTRY_KEYS = frozenset(
-    {"source", "enabled", "interval", "credentials", "config", "maxDeletePercent"}
+    {
+        "source",
+        "enabled",
+        "interval",
+        "credentials",
+        "config",
+        "maxDeletePercent",
+        "deletionGracePeriod",
+    }
 )
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_SECONDS = {
@@ -86,12 +103,18 @@ class DiscoveryConfig:
     secret_ref: SecretRef | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
     max_delete_percent: float = DEFAULT_MAX_DELETE_PERCENT
+    deletion_grace: float = DEFAULT_DELETION_GRACE_SECONDS
     index: int = field(default=0, compare=False)
 
     @property
     def entry(self) -> str:
         """How messages name this entry: ``networkTopologyDiscovery[0] (source "label")``."""
         return entry_name(self.index, self.source)
+
+    @property
+    def fingerprint(self) -> str:
+        """``config_fingerprint`` of this entry's ``config:``."""
+        return config_fingerprint(self.config)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +146,20 @@ def entry_name(index: int, source: object) -> str:
     if isinstance(source, str) and source:
         return f'networkTopologyDiscovery[{index}] (source "{source}")'
     return f"networkTopologyDiscovery[{index}]"
+
+
+def config_fingerprint(config: Mapping[str, Any]) -> str:
+    """A short digest of a source's ``config:`` (key order does not matter)."""
+    text = repr(_canonical(config)).encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def _canonical(value: object) -> object:
+    if isinstance(value, Mapping):
+        return sorted((str(k), _canonical(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
 
 
 def configmap_location(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -188,9 +225,9 @@ def parse_config_text(
             has the wrong shape.
     """
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{CONTROLLER_CONFIG_KEY} is not valid YAML: {e}") from None
+        document = load_yaml(text, CONTROLLER_CONFIG_KEY, CONFIG_LIMITS)
+    except LoadError as e:
+        raise ConfigError(str(e)) from None
     if document is None:
         return NetworkTopologyConfig()
     if not isinstance(document, Mapping):
@@ -261,6 +298,7 @@ def parse_entry(raw: object, index: int, *, default_namespace: str) -> Discovery
         secret_ref=_secret_ref(raw.get("credentials"), default_namespace),
         config=dict(config),
         max_delete_percent=_percent(raw.get("maxDeletePercent")),
+        deletion_grace=_grace(raw.get("deletionGracePeriod")),
         index=index,
     )
 
@@ -292,6 +330,18 @@ def _percent(value: object) -> float:
     if not 0 <= value <= 100:
         raise ConfigError(f"maxDeletePercent: expected a number from 0 to 100, got {value!r}")
     return float(value)
+
+
+def _grace(value: object) -> float:
+    if value is None:
+        return DEFAULT_DELETION_GRACE_SECONDS
+    try:
+        seconds = parse_duration(value)
+    except ConfigError as e:
+        raise ConfigError(f"deletionGracePeriod: {e}") from None
+    if seconds < 0:
+        raise ConfigError(f"deletionGracePeriod: must not be negative, got {value!r}")
+    return seconds
 
 
 def config_from_configmap(

@@ -13,8 +13,15 @@ field-selected to the controller ConfigMap (``config.configmap_location``), and 
 lists (so neither a discovery nor a node count is computed from a half-filled cache),
 queues the ConfigMap once (an absent one means "no sources yet"), and runs three worker
 pools until ``stop``: ``sync_config`` (one worker), ``sync_source`` (one worker: sources are
-few and each holds one result) and ``sync_status`` (``worker_threads``). All three are
-plain functions of a key over the caches, tested directly without threads.
+few and each holds one result; it comes back when a missing HyperNode's grace period ends,
+records a Normal Event on the ConfigMap when a configuration change was applied, and
+``readiness_detail`` puts both on ``/readyz``) and ``sync_status`` (``worker_threads``). All
+three are plain functions of a key over the caches, tested directly without threads.
+
+A source removed from (or disabled in) the configuration: ``sync_config`` starts its
+pending retirement (``retire.py``: Normal Event, ``/readyz`` line) and queues the source
+for when its grace period ends; ``sync_source`` then deletes its HyperNodes, unless it was
+configured again meanwhile (which cancels the retirement).
 """
 
 from __future__ import annotations
@@ -26,27 +33,50 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import HYPERNODE_CONTROLLER_NAME, LABEL_DISCOVERER, UFM_DISCOVERER
+from volcano_py.api.constants import (
+    HYPERNODE_CONTROLLER_NAME,
+    LABEL_DISCOVERER,
+    NETWORK_TOPOLOGY_SOURCE_LABEL,
+    UFM_DISCOVERER,
+)
 from volcano_py.api.meta import labels_of, name_of
 from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
 from volcano_py.controllers.hypernode.config import (
+    DEFAULT_DELETION_GRACE_SECONDS,
     DEFAULT_MAX_DELETE_PERCENT,
     ConfigError,
+    NetworkTopologyConfig,
     config_from_configmap,
     configmap_location,
 )
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererRegistry,
     DiscoveryContext,
+    DiscoveryResult,
     EventHub,
+    ReadStore,
 )
 from volcano_py.controllers.hypernode.label import new_label_discoverer
 from volcano_py.controllers.hypernode.manager import DiscoveryManager
 from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome, Reconciler
+from volcano_py.controllers.hypernode.retire import (
+    REASON_RETIRED,
+    REASON_RETIREMENT_CANCELLED,
+    REASON_RETIREMENT_STARTED,
+    PendingRetirement,
+    Retirements,
+    cancelled_message,
+    configured_sources,
+    discovered_by_source,
+    due_stamp,
+    pending_line,
+    retired_message,
+    started_message,
+)
 from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
 from volcano_py.controllers.hypernode.ufm import new_ufm_discoverer
 from volcano_py.kube.clock import Clock, RealClock
-from volcano_py.kube.events import WARNING, Recorder
+from volcano_py.kube.events import NORMAL, WARNING, Recorder
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 from volcano_py.metrics import DISCOVERY_RUNS
@@ -56,6 +86,9 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 CONFIG_RETRY_S = 30.0
 REASON_INVALID_CONFIG = "InvalidDiscoveryConfig"
+REASON_CONFIG_APPLIED = "DiscoveryConfigApplied"
+_GRACE_SLACK_S = 0.5
+_NAMES_SHOWN = 5
 _SYNC_POLL_S = 0.5
 
 
@@ -105,6 +138,10 @@ class HyperNodeController:
         self.reconciler: Reconciler | None = None
         self.status_sync: NodeCountSync | None = None
         self.last_outcome: dict[str, ReconcileOutcome] = {}
+        self.config_changes: dict[str, str] = {}
+        self._last_good: dict[str, DiscoveryResult] = {}
+        self.retirements = Retirements()
+        self._hypernodes: ReadStore | None = None
 
     @property
     def name(self) -> str:
@@ -130,6 +167,7 @@ class HyperNodeController:
         factory = options.informers
         nodes = factory.informer(R.NODES)
         hypernodes = factory.informer(R.HYPERNODES)
+        self._hypernodes = hypernodes.store
         self._configmaps = factory.informer(
             R.CONFIGMAPS,
             namespace=self.configmap_namespace,
@@ -239,9 +277,23 @@ class HyperNodeController:
         self.node_events.on_delete(obj)
 
     def on_hypernode_add(self, obj: JSON) -> None:
-        """Index the HyperNode and queue what it affects."""
+        """Index the HyperNode and queue what it affects.
+
+        One labelled with a source that is neither running nor being retired (its source was
+        removed before the cache had it) queues the configuration, which starts the
+        retirement.
+        """
         self._enqueue_status(self.index.hypernode_upserted(obj))
         self.hypernode_events.on_add(obj)
+        source = labels_of(obj).get(NETWORK_TOPOLOGY_SOURCE_LABEL)
+        if (
+            source
+            and self._config_loaded
+            and self.manager is not None
+            and self.manager.config_for(source) is None
+            and self.retirements.get(source) is None
+        ):
+            self.config_queue.add(self.configmap_key)
 
     def on_hypernode_update(self, old: JSON, new: JSON) -> None:
         """Re-index (cheap when only status changed) and queue what it affects."""
@@ -281,24 +333,126 @@ class HyperNodeController:
                 self.report_problem(f"ConfigMap {key}: {e}; running with no discovery sources")
             return None
         self._config_loaded = True
+        self.retirements.note_running(self.manager.running())
         outcome = self.manager.apply(config)
+        if configmap is not None:  # an absent ConfigMap removes nothing (docs/discovery.md)
+            self._schedule_retirements(config)
         return CONFIG_RETRY_S if outcome.retry else None
 
-    def sync_source(self, source: str) -> None:
-        """Reconcile the result waiting for ``source`` (raises to retry it)."""
+    def _schedule_retirements(self, config: NetworkTopologyConfig) -> None:
+        """Start or cancel the retirement of sources no longer configured (``retire.py``)."""
+        if self.manager is None or self._hypernodes is None:
+            return
+        changes = self.retirements.update(
+            configured_sources(config, self.manager.running()),
+            discovered_by_source(self._hypernodes.list()),
+            self.retirements.grace_of(config),
+            self._clock.now(),
+        )
+        for pending in changes.started:
+            when = due_stamp(self._clock, pending)
+            message = started_message(pending, when, _names(list(pending.hypernodes)))
+            self._announce(REASON_RETIREMENT_STARTED, message)
+            self.source_queue.add_after(pending.source, pending.grace + _GRACE_SLACK_S)
+        for pending in changes.cancelled:
+            self._announce(REASON_RETIREMENT_CANCELLED, cancelled_message(pending))
+
+    def sync_source(self, source: str) -> float | None:
+        """Reconcile the result waiting for ``source`` (raises to retry it).
+
+        With no result waiting (a planned requeue: a missing HyperNode's grace period ends),
+        the last good result is reconciled again, unless the configuration changed since.
+        Returns when to look again while a missing HyperNode waits out its grace period.
+        """
         if self.manager is None or self.reconciler is None:
             raise RuntimeError(f"{self.name}: sync before initialize()")
-        result = self.manager.pending(source)
-        if result is None:
-            return
+        retirement = self.retirements.get(source)
+        if retirement is not None:
+            return self._sync_retirement(retirement)
         config = self.manager.config_for(source)
+        pending = self.manager.pending(source)
+        result = pending
+        if result is None:
+            result = self._last_good.get(source)
+            if result is None or config is None or result.fingerprint != config.fingerprint:
+                return None
         share = config.max_delete_percent if config is not None else DEFAULT_MAX_DELETE_PERCENT
-        outcome = self.reconciler.reconcile(result, share)
+        grace = config.deletion_grace if config is not None else DEFAULT_DELETION_GRACE_SECONDS
+        outcome = self.reconciler.reconcile(result, share, grace)
         self.last_outcome[source] = outcome
+        if result.ok:
+            self._last_good[source] = result
         DISCOVERY_RUNS.labels(
             source, "error" if not result.ok else "held-back" if outcome.held_back else "ok"
         ).inc()
-        self.manager.result_synced(source, result)
+        self._report_config_change(outcome)
+        if pending is not None:
+            self.manager.result_synced(source, pending)
+        plan = outcome.plan
+        if plan is None or plan.next_due is None:
+            return None
+        return plan.next_due + _GRACE_SLACK_S
+
+    def _sync_retirement(self, pending: PendingRetirement) -> float | None:
+        """Retire a removed source's HyperNodes once its grace period is over."""
+        if self.manager is None or self.reconciler is None:
+            raise RuntimeError(f"{self.name}: sync before initialize()")
+        source = pending.source
+        remaining = pending.remaining(self._clock.now())
+        if remaining > 0:
+            return remaining + _GRACE_SLACK_S
+        if self.manager.config_for(source) is not None:  # configured again meanwhile
+            self.retirements.finish(source)
+            return None
+        outcome = self.reconciler.retire_source(source)
+        self.retirements.finish(source)
+        self._last_good.pop(source, None)
+        self.last_outcome.pop(source, None)
+        message = retired_message(source, outcome.deleted, _names(outcome.deleted))
+        when = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.config_changes[source] = f"{message} at {when}"
+        self._announce(REASON_RETIRED, message)
+        return None
+
+    def _announce(self, reason: str, message: str) -> None:
+        """Log ``message`` and record it as a Normal Event on the ConfigMap."""
+        log.info("%s: %s", self.name, message)
+        configmap = self.configmap()
+        if self._recorder is not None and configmap is not None:
+            self._recorder.event(configmap, NORMAL, reason, message, resource=R.CONFIGMAPS)
+
+    def _report_config_change(self, outcome: ReconcileOutcome) -> None:
+        """A Normal Event on the ConfigMap and a ``/readyz`` line for an applied change."""
+        plan = outcome.plan
+        if plan is None or not plan.config_changed or outcome.held_back:
+            return
+        retired = [n for n in plan.retired if n in outcome.deleted]
+        message = (
+            f"discovery source {outcome.source!r}: configuration change applied: retired "
+            f"{len(retired)} HyperNodes{_names(retired)}, created {len(outcome.created)}"
+            f"{_names(outcome.created)}"
+        )
+        when = self._clock.wall().strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.config_changes[outcome.source] = f"{message} at {when}"
+        self._announce(REASON_CONFIG_APPLIED, message)
+
+    def readiness_detail(self) -> list[str]:
+        """Lines for ``/readyz``: the last configuration change applied, HyperNodes waiting."""
+        lines = [f"hypernode discovery: {line}" for _, line in sorted(self.config_changes.items())]
+        for pending in self.retirements.pending():
+            lines.append(
+                f"hypernode discovery: {pending_line(pending, due_stamp(self._clock, pending))}"
+            )
+        if self.reconciler is not None:
+            for source in sorted(self.last_outcome):
+                waiting = self.reconciler.missing.waiting(source)
+                if waiting:
+                    lines.append(
+                        f"hypernode discovery: source {source!r}: {len(waiting)} HyperNodes "
+                        f"missing from its results{_names(sorted(waiting))}, deleted after "
+                        "the grace period unless they come back"
+                    )
+        return lines
 
     def sync_status(self, name: str) -> None:
         """Bring one HyperNode's ``status.nodeCount`` up to date."""
@@ -314,6 +468,15 @@ class HyperNodeController:
             self._recorder.event(
                 configmap, WARNING, REASON_INVALID_CONFIG, message, resource=R.CONFIGMAPS
             )
+
+
+def _names(names: list[str]) -> str:
+    """`` (a, b, c and 4 more)`` for messages; empty for no names."""
+    if not names:
+        return ""
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f" ({shown} and {more} more)" if more > 0 else f" ({shown})"
 
 
 def register(registry: ControllerRegistry) -> None:

@@ -47,11 +47,16 @@ JSON = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryResult:
-    """One round of a source: every HyperNode it stands for, or why it has none."""
+    """One round of a source: every HyperNode it stands for, or why it has none.
+
+    ``fingerprint`` is the ``config_fingerprint`` of the configuration that produced it
+    (empty when unknown): the reconcile tells a configuration change by it.
+    """
 
     source: str
     hypernodes: tuple[JSON, ...] = ()
     error: str | None = None
+    fingerprint: str = ""
 
     @property
     def ok(self) -> bool:

@@ -24,11 +24,14 @@ result is always a tree (Volcano merges them into one HyperNode with two parents
 HyperNode carries its path as labels (``<key>=<value>`` for its level and every level above)
 plus ``volcano.sh/network-topology-source=label``.
 
-**Stable names.** New HyperNodes are named ``hypernode-<type>-tier<N>-<5 random chars>``.
+**Stable names** (``names.py``). A new HyperNode is named from what it stands for:
+``hypernode-<type>-tier<N>-<values>``, the label values of its path from the top tier down
+joined by ``.`` (``hypernode-topologya3-tier1-s4.s0``), with a hash suffix when a value is
+not name-safe or the name would be long. Re-created, it comes back under the same name.
 An existing label-sourced HyperNode with the same ``<key>=<value>`` and name prefix keeps
 its name: first one whose path labels match exactly, then one that merely does not
-contradict the path (a HyperNode Volcano made carries only its own level's label), so
-restarts and migrations from Volcano rename nothing.
+contradict the path (a HyperNode Volcano made carries only its own level's label, and a
+random name suffix), so restarts and migrations from Volcano rename nothing.
 
 A type whose name is too long, whose labels repeat, or that has fewer than two labels is
 skipped with an error reported on the ConfigMap; the other types still run.
@@ -40,8 +43,8 @@ label-sourced HyperNode; and every ``interval`` as a safety net.
 
 from __future__ import annotations
 
+import functools
 import logging
-import random
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -59,6 +62,7 @@ from volcano_py.controllers.hypernode.discovery import (
     ResultSink,
     config_mapping,
 )
+from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.informer import EventHandler
 
 log = logging.getLogger(__name__)
@@ -67,8 +71,6 @@ JSON = dict[str, Any]
 
 MAX_TYPE_NAME_LENGTH = 20
 MIN_GAP_S = 1.0
-NAME_ATTEMPTS = 20
-SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,7 @@ class TopologyType:
         return clean_type_name(self.name)
 
 
+@functools.lru_cache(maxsize=256)
 def clean_type_name(name: str) -> str:
     """Lowercase letters; keep digits, ``.`` and ``-``; anything else becomes ``-``."""
     return "".join(
@@ -150,43 +153,47 @@ def discover_label_hypernodes(
     nodes: Iterable[Mapping[str, Any]],
     existing: Iterable[Mapping[str, Any]],
     types: Sequence[TopologyType],
-    rng: random.Random,
 ) -> list[JSON]:
     """The HyperNodes ``types`` make of ``nodes`` (see the module docstring), sorted by name.
 
     ``existing`` are the HyperNodes in the cluster, for name reuse and to avoid collisions.
-
-    Raises:
-        DiscoveryError: no unique name could be generated.
     """
     members: dict[GroupKey, set[Any]] = defaultdict(set)
     type_list = list(types)
-    paths: dict[str, list[tuple[str, tuple[str, ...]]]] = {t.name: [] for t in type_list}
+    # nodes by path per type: the per-node work is a few dict lookups, and the groups are
+    # built once per distinct path (hundreds), not once per node (thousands)
+    paths: dict[str, dict[tuple[str, ...], list[str]]] = {t.name: {} for t in type_list}
+    levels = [(t.name, t.levels) for t in type_list]
     for node in nodes:
-        labels = labels_of(node)
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels")
         if not labels:
             continue
-        node_name = name_of(node)
-        for topology in type_list:
+        for type_name, keys in levels:
             values: list[str] = []
-            for key in topology.levels:
+            for key in keys:
                 value = labels.get(key)
                 if value is None:
                     break
                 values.append(value)
             if values:
-                paths[topology.name].append((node_name, tuple(values)))
+                by_path = paths[type_name]
+                path = tuple(values)
+                holders = by_path.get(path)
+                if holders is None:
+                    by_path[path] = [meta.get("name", "")]
+                else:
+                    holders.append(meta.get("name", ""))
     for topology in type_list:
-        completed = complete_paths({path for _, path in paths[topology.name]})
-        for node_name, path in paths[topology.name]:
+        by_path = paths[topology.name]
+        completed = complete_paths(set(by_path))
+        for path, node_names in by_path.items():
             path = completed.get(path, path)
-            child: Any = node_name
-            for i in range(len(path)):
-                group: GroupKey = (topology.name, i + 1, path[i:])
-                members[group].add(child)
-                child = group
+            members[(topology.name, 1, path)].update(node_names)
+            for i in range(1, len(path)):
+                members[(topology.name, i + 1, path[i:])].add((topology.name, i, path[i - 1 :]))
     by_type = {t.name: t for t in type_list}
-    names = _assign_names(sorted(members), by_type, existing, rng)
+    names = _assign_names(sorted(members), by_type, existing)
     result = []
     for group, group_members in members.items():
         topology = by_type[group[0]]
@@ -257,35 +264,63 @@ def _assign_names(
     groups: list[GroupKey],
     by_type: Mapping[str, TopologyType],
     existing: Iterable[Mapping[str, Any]],
-    rng: random.Random,
 ) -> dict[GroupKey, str]:
-    taken: set[str] = set()
-    candidates: dict[tuple[str, str], list[_Candidate]] = defaultdict(list)
+    """Each group's name.
+
+    Its own stable name when that HyperNode exists and fits exactly (the steady state,
+    checked first without building the candidate index), else a reusable existing name,
+    else its stable name (hashed if a foreign HyperNode holds it).
+    """
+    foreign: set[str] = set()
+    ours: dict[str, Mapping[str, str]] = {}
     for obj in existing:
-        name = name_of(obj)
-        taken.add(name)
         labels = labels_of(obj)
-        if labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL) != LABEL_DISCOVERER:
-            continue
-        for key, value in labels.items():
-            candidates[(key, value)].append(_Candidate(name, labels))
-    for found in candidates.values():
-        found.sort(key=lambda c: c.name)
+        if labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL) == LABEL_DISCOVERER:
+            ours[name_of(obj)] = labels
+        else:
+            foreign.add(name_of(obj))
     names: dict[GroupKey, str] = {}
     used: set[str] = set()
+    pending: list[GroupKey] = []
+    for group in groups:
+        topology = by_type[group[0]]
+        name = group_name(topology, group, foreign)
+        found = ours.get(name)
+        if found is not None and name not in used and _fits(topology, group, found, True):
+            names[group] = name
+            used.add(name)
+        else:
+            pending.append(group)
+    if not pending:
+        return names
+    candidates: dict[tuple[str, str], list[_Candidate]] = defaultdict(list)
+    for name, labels in sorted(ours.items()):
+        for key, value in labels.items():
+            candidates[(key, value)].append(_Candidate(name, labels))
     for strict in (True, False):
-        for group in groups:
+        for group in pending:
             if group in names:
                 continue
             reused = _reusable(group, by_type[group[0]], candidates, used, strict=strict)
             if reused is not None:
                 names[group] = reused
                 used.add(reused)
-    for group in groups:
+    for group in pending:
         if group not in names:
-            names[group] = _new_name(by_type[group[0]], group[1], taken, rng)
-            taken.add(names[group])
+            names[group] = group_name(by_type[group[0]], group, foreign | used)
+            used.add(names[group])
     return names
+
+
+def _fits(topology: TopologyType, group: GroupKey, labels: Mapping[str, str], strict: bool) -> bool:
+    """Whether a HyperNode's ``labels`` stand for ``group`` (``strict``: every path label)."""
+    tier, values = group[1], group[2]
+    if any(key in labels for key in topology.levels[tier - 1 + len(values) :]):
+        return False
+    path = _path_labels(topology, group)
+    if strict:
+        return all(labels.get(k) == v for k, v in path.items())
+    return all(labels.get(k, v) == v for k, v in path.items())
 
 
 def _reusable(
@@ -297,31 +332,24 @@ def _reusable(
     strict: bool,
 ) -> str | None:
     tier, values = group[1], group[2]
-    path = _path_labels(topology, group)
-    beyond = topology.levels[tier - 1 + len(values) :]
     prefix = f"hypernode-{topology.prefix_name}-tier{tier}-"
     for candidate in candidates.get((topology.levels[tier - 1], values[0]), ()):
         if candidate.name in used or not candidate.name.startswith(prefix):
             continue
-        labels = candidate.labels
-        if any(key in labels for key in beyond):
-            continue
-        if strict:
-            fits = all(labels.get(k) == v for k, v in path.items())
-        else:
-            fits = all(labels.get(k, v) == v for k, v in path.items())
-        if fits:
+        if _fits(topology, group, candidate.labels, strict):
             return candidate.name
     return None
 
 
-def _new_name(topology: TopologyType, tier: int, taken: set[str], rng: random.Random) -> str:
-    for _ in range(NAME_ATTEMPTS):
-        suffix = "".join(rng.choice(SUFFIX_ALPHABET) for _ in range(5))
-        name = f"hypernode-{topology.prefix_name}-tier{tier}-{suffix}"
-        if name not in taken:
-            return name
-    raise DiscoveryError(f"unable to get a unique HyperNode name after {NAME_ATTEMPTS} attempts")
+def group_name(topology: TopologyType, group: GroupKey, taken: set[str]) -> str:
+    """The stable name of ``group`` (``names.stable_name``), hashed when ``taken`` has it."""
+    tier, values = group[1], group[2]
+    prefix = f"hypernode-{topology.prefix_name}-tier{tier}"
+    identity = "\x00".join((LABEL_DISCOVERER, topology.name, str(tier), *values))
+    name = stable_name(prefix, list(reversed(values)), identity)
+    if name in taken:  # a hand-made HyperNode holds it: the hashed form is ours
+        name = stable_name(prefix, (), identity)
+    return name
 
 
 # -- the discoverer -----------------------------------------------------------------------
@@ -365,9 +393,7 @@ class LabelDiscoverer:
         existing = self._context.hypernodes.list()
         cached = {name_of(obj) for obj in existing}
         existing.extend(h for h in self._last if name_of(h) not in cached)
-        result = discover_label_hypernodes(
-            self._context.nodes.list(), existing, self.types, self._context.rng
-        )
+        result = discover_label_hypernodes(self._context.nodes.list(), existing, self.types)
         self._last = result
         return result
 

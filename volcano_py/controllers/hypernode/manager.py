@@ -5,8 +5,9 @@
 - an enabled entry whose source is not running is started; one whose entry changed is
   stopped and started again; a running source whose entry is unchanged is left alone, so a
   ConfigMap edit restarts exactly the changed sources;
-- a running source that is no longer enabled (or no longer listed) is stopped; its
-  HyperNodes stay as they are;
+- a running source that is no longer enabled (or no longer listed) is stopped; the
+  manager leaves its HyperNodes alone (the controller retires them after the grace
+  period, ``retire.py``);
 - a rejected entry (bad field, unknown source, factory ``ConfigError``, start failure) is
   reported through ``on_problem`` with a message naming it; if that source was running
   with an earlier good entry it keeps running with it (unless the new entry was valid and
@@ -65,16 +66,19 @@ class _Instance:
         self.manager = manager
         self.config = config
         self.source = config.source
+        self.fingerprint = config.fingerprint
         self.alive = True
         self.discoverer: Discoverer | None = None
 
     # -- the ResultSink role ------------------------------------------------------------
 
     def submit(self, hypernodes: Sequence[JSON]) -> bool:
-        return self.manager._deliver(self, DiscoveryResult(self.source, tuple(hypernodes)))
+        result = DiscoveryResult(self.source, tuple(hypernodes), fingerprint=self.fingerprint)
+        return self.manager._deliver(self, result)
 
     def fail(self, reason: str) -> bool:
-        return self.manager._deliver(self, DiscoveryResult(self.source, error=reason))
+        result = DiscoveryResult(self.source, error=reason, fingerprint=self.fingerprint)
+        return self.manager._deliver(self, result)
 
     @property
     def stopped(self) -> bool:
@@ -158,6 +162,9 @@ class DiscoveryManager:
                 outcome.started.append(source)
         for message in outcome.problems:
             self._on_problem(message)
+        if outcome.started and not outcome.problems:
+            # the line Volcano's auto-discovery guide tells users to look for
+            log.info("Successfully started all network topology discoverers: %s", outcome.started)
         if outcome.started or outcome.stopped:
             log.info(
                 "discovery sources: started %s, stopped %s, running %s",

@@ -9,15 +9,18 @@ stands for, so the reconcile
 - **updates** owned ones that differ: spec replaced, labels and annotations merged (added or
   changed, never dropped), then status (our condition cleared) — each write a merge patch
   carrying the ``resourceVersion`` it was computed from, retried on conflict from a fresh GET,
-- **deletes** owned ones the result no longer has (parents first, uid precondition),
+- **deletes** owned ones the result no longer has (parents first, uid precondition) — at
+  once when a configuration change retired them, otherwise only after their grace period,
 
-and writes nothing when nothing differs. HyperNodes without our source label (hand-made, or
-another source's) are never touched, even when a result names one: that name is skipped with
-a Warning Event.
+in the order ``plan.py`` works out (which also says how a configuration change, a missing
+HyperNode and the deletion limit are told apart), and writes nothing when nothing differs.
+HyperNodes without our source label (hand-made, or another source's) are never touched, even
+when a result names one: that name is skipped with a Warning Event.
 
 **Safety** (Volcano deletes every HyperNode a source did not return, however it got that
 result): a failed round (``result.error``) changes nothing, and a result that would delete
-more than ``max_delete_percent`` of the source's HyperNodes is held back entirely. Either way
+``max_delete_percent`` or more of the source's HyperNodes now (after the grace period) is
+held back entirely. Either way
 every HyperNode of the source gets the condition ``DiscoveryStale=True`` (reason
 ``SourceError`` or ``DeletionLimitExceeded``, the message saying why) and a Warning Event is
 recorded on each of them and on the controller ConfigMap. The next good result removes the
@@ -30,7 +33,6 @@ other API errors propagate and the controller retries the whole (idempotent) rec
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +41,15 @@ from typing import Any, Protocol
 from volcano_py.api import resources as R
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
+from volcano_py.controllers.hypernode.config import DEFAULT_DELETION_GRACE_SECONDS
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
+from volcano_py.controllers.hypernode.plan import (
+    CONFIG_ANNOTATION,
+    MissingSince,
+    RoundPlan,
+    parents_first,
+    plan_round,
+)
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
 from volcano_py.kube.events import WARNING, Recorder
@@ -105,6 +115,7 @@ class ReconcileOutcome:
     skipped: list[str] = field(default_factory=list)
     held_back: str | None = None
     writes: int = 0
+    plan: RoundPlan | None = None
 
 
 class Reconciler:
@@ -127,10 +138,16 @@ class Reconciler:
         self._event_target = event_target
         self._sleep = sleep or self._clock.sleep
         self.writes = 0
+        self.missing = MissingSince()
 
     # -- entry point ----------------------------------------------------------------------
 
-    def reconcile(self, result: DiscoveryResult, max_delete_percent: float) -> ReconcileOutcome:
+    def reconcile(
+        self,
+        result: DiscoveryResult,
+        max_delete_percent: float,
+        grace: float = DEFAULT_DELETION_GRACE_SECONDS,
+    ) -> ReconcileOutcome:
         """Make the source's HyperNodes match ``result`` (or hold back; see module doc)."""
         source = result.source
         outcome = ReconcileOutcome(source)
@@ -143,7 +160,7 @@ class Reconciler:
             return self._hold_back(outcome, owned, REASON_SOURCE_ERROR, message)
         desired: dict[str, JSON] = {}
         for hypernode in result.hypernodes:
-            body = desired_body(hypernode, source)
+            body = desired_body(hypernode, source, result.fingerprint)
             name = name_of(body)
             current = self._hypernodes.get(name)
             if (
@@ -153,34 +170,68 @@ class Reconciler:
                 self._skip_foreign(outcome, current)
                 continue
             desired[name] = body
-        stale = sorted(set(owned) - set(desired), key=lambda n: (-_tier(owned[n]), n))
-        if owned and len(stale) * 100 > max_delete_percent * len(owned):
-            share = 100.0 * len(stale) / len(owned)
-            message = (
-                f"discovery source {source!r} returned {len(desired)} HyperNodes; applying it "
-                f"would delete {len(stale)} of its {len(owned)} HyperNodes ({share:.0f}%), "
-                f"more than maxDeletePercent {max_delete_percent:g}%, so nothing was changed"
-            )
-            return self._hold_back(outcome, owned, REASON_DELETION_LIMIT, message)
+        now = self._clock.now()
+        since = self.missing.observe(source, set(owned) - set(desired), now)
+        plan = plan_round(
+            source,
+            owned,
+            desired,
+            fingerprint=result.fingerprint,
+            since=since,
+            now=now,
+            grace=grace,
+            max_delete_percent=max_delete_percent,
+        )
+        outcome.plan = plan
+        if plan.held_back is not None:
+            return self._hold_back(outcome, owned, REASON_DELETION_LIMIT, plan.held_back)
         writes_before = self.writes
-        for name in stale:
-            self._delete(outcome, owned[name])
-        for name in sorted(desired, key=lambda n: (_tier(desired[n]), n)):
-            current = owned.get(name)
-            if current is None:
-                self._create(outcome, desired[name])
+        for obj in plan.deletes:
+            self._delete(outcome, obj)
+        latest: dict[str, JSON] = {}
+        for current, body in plan.first:
+            latest[name_of(body)] = self._update(outcome, current, body, final=False)
+        for maybe_current, body in plan.then:
+            if maybe_current is None:
+                self._create(outcome, body)
             else:
-                self._update(outcome, current, desired[name])
+                name = name_of(body)
+                current = latest.get(name, maybe_current)
+                if current is maybe_current and _unchanged(current, body):
+                    continue  # the idle round's common case: no write, no retry wrapper
+                self._update(outcome, current, body)
         outcome.writes = self.writes - writes_before
+        for name in plan.retired + plan.expired + plan.superseded:
+            if name in outcome.deleted:
+                self.missing.forget(source, name)
         log.info(
-            "reconciled source %s: %d discovered, %d created, %d updated, %d deleted, %d skipped",
+            "reconciled source %s: %d discovered, %d created, %d updated, %d deleted "
+            "(%d retired by a configuration change), %d missing within their grace period, "
+            "%d skipped",
             source,
             len(result.hypernodes),
             len(outcome.created),
             len(outcome.updated),
             len(outcome.deleted),
+            len(plan.retired),
+            len(plan.waiting),
             len(outcome.skipped),
         )
+        return outcome
+
+    def retire_source(self, source: str) -> ReconcileOutcome:
+        """Delete every HyperNode labelled with ``source``, parents first, no deletion limit.
+
+        For a source removed from the configuration once its grace period is over
+        (``retire.py``); the source's missing-HyperNode clocks are forgotten.
+        """
+        outcome = ReconcileOutcome(source)
+        writes_before = self.writes
+        for obj in parents_first(self._owned(source).values()):
+            self._delete(outcome, obj)
+            self.missing.forget(source, name_of(obj))
+        outcome.writes = self.writes - writes_before
+        log.info("retired source %s: %d HyperNodes deleted", source, len(outcome.deleted))
         return outcome
 
     def _owned(self, source: str) -> dict[str, JSON]:
@@ -289,7 +340,13 @@ class Reconciler:
         log.info("created HyperNode %s (source %s)", name, outcome.source)
         outcome.created.append(name)
 
-    def _update(self, outcome: ReconcileOutcome, cached: JSON, desired: JSON) -> None:
+    def _update(
+        self, outcome: ReconcileOutcome, cached: JSON, desired: JSON, *, final: bool = True
+    ) -> JSON:
+        """Patch ``cached`` towards ``desired``; the latest object seen is returned.
+
+        ``final``: this is the HyperNode's last write of the round (clear our condition).
+        """
         name = name_of(desired)
         latest = [cached]
 
@@ -309,12 +366,14 @@ class Reconciler:
             changed = self._read_modify_write(name, cached, attempt)
         except Invalid as e:
             self._rejected(outcome, desired, "update", e)
-            return
+            return latest[0]
         if changed:
             log.info("updated HyperNode %s (source %s)", name, outcome.source)
-            outcome.updated.append(name)
-        if labels_of(latest[0]).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == outcome.source:
+            if name not in outcome.updated:
+                outcome.updated.append(name)
+        if final and labels_of(latest[0]).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == outcome.source:
             self._clear_stale(latest[0])
+        return latest[0]
 
     def _delete(self, outcome: ReconcileOutcome, obj: JSON) -> None:
         name = name_of(obj)
@@ -368,19 +427,27 @@ class Reconciler:
 # -- pure helpers -------------------------------------------------------------------------
 
 
-def desired_body(hypernode: Mapping[str, Any], source: str) -> JSON:
-    """A clean copy of a discovered HyperNode, labelled with its source."""
+def desired_body(hypernode: Mapping[str, Any], source: str, fingerprint: str = "") -> JSON:
+    """A clean copy of a discovered HyperNode, labelled with its source.
+
+    ``fingerprint`` (when known) is stamped as ``CONFIG_ANNOTATION`` (see ``plan.py``).
+    """
     meta = hypernode.get("metadata") or {}
     labels = dict(meta.get("labels") or {})
     labels[NETWORK_TOPOLOGY_SOURCE_LABEL] = source
     out_meta: JSON = {"name": meta["name"], "labels": labels}
-    if meta.get("annotations"):
-        out_meta["annotations"] = dict(meta["annotations"])
+    annotations = dict(meta.get("annotations") or {})
+    if fingerprint:
+        annotations[CONFIG_ANNOTATION] = fingerprint
+    if annotations:
+        out_meta["annotations"] = annotations
     return {
         "apiVersion": R.HYPERNODES.api_version,
         "kind": R.HYPERNODES.kind,
         "metadata": out_meta,
-        "spec": copy.deepcopy(dict(hypernode.get("spec") or {})),
+        # a shallow copy: the reconcile never changes a result, and a deep copy of 10,000
+        # member selectors was most of an idle round's cost
+        "spec": dict(hypernode.get("spec") or {}),
     }
 
 
@@ -409,11 +476,13 @@ def _update_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> JSO
     return patch
 
 
+def _unchanged(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Nothing to patch and none of our condition to clear."""
+    if _update_patch(current, desired) is not None:
+        return False
+    return not any(c.get("type") == STALE_CONDITION for c in _conditions(current))
+
+
 def _conditions(obj: Mapping[str, Any]) -> list[JSON]:
     status = obj.get("status") or {}
     return [c for c in status.get("conditions") or [] if isinstance(c, dict)]
-
-
-def _tier(obj: Mapping[str, Any]) -> int:
-    tier = (obj.get("spec") or {}).get("tier")
-    return tier if isinstance(tier, int) else 0

@@ -9,6 +9,9 @@ Config::
       config:
         endpoint: https://ufm.example.com     # required; "https://" is assumed without a scheme
         insecureSkipVerify: false             # TLS verification is on unless this is true
+        insecure: false                       # ours: an http:// endpoint is refused unless true
+                                              # (the password would travel unencrypted; a
+                                              # warning every round when it is)
         caFile: /etc/ufm/ca.crt               # ours: trust this CA bundle instead of the system's
         timeout: 30s                          # ours: the whole request, default 30s
 
@@ -16,9 +19,11 @@ Each round is ``GET <endpoint>/ufmRest/resources/ports`` with HTTP basic auth (`
 and ``password`` from the Secret, re-read every round so a rotated password is picked up),
 capped at ``MAX_BODY_BYTES``. Only ports whose ``description`` contains ``Computer`` are
 used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf switches that
-share a node belong to one group (connected components); groups are numbered from 0 by
-their smallest leaf name in string order and become ``leaf-hn-<i>`` (tier 1, the group's
-nodes), and when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
+share a node belong to one group (connected components); a group becomes the HyperNode
+``leaf-hn-<its smallest leaf switch name>`` (tier 1, the group's nodes; ``names.py`` makes
+the name safe and stable: a group keeps its name while its smallest switch stays, where
+Volcano numbers the groups ``leaf-hn-<i>`` and renames them all when one is added), and
+when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode).
 
 A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
 fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
@@ -29,6 +34,7 @@ errors are described by what failed, never by the request they failed with.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import socket
 import ssl
@@ -38,11 +44,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-import orjson
 import urllib3
 
 from volcano_py.api import resources as R
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, UFM_DISCOVERER, UFM_PORTS_PATH
+from volcano_py.api.safeload import UFM_LIMITS, LoadError, brief, load_json
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, parse_duration
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererStartError,
@@ -50,6 +56,7 @@ from volcano_py.controllers.hypernode.discovery import (
     DiscoveryError,
     PeriodicDiscoverer,
 )
+from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
@@ -102,8 +109,8 @@ def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
     """The HyperNodes a UFM port list stands for (see the module docstring)."""
     hypernodes: list[JSON] = []
     leaf_names: list[str] = []
-    for i, (_, nodes) in enumerate(leaf_groups(ports)):
-        name = f"leaf-hn-{i}"
+    for leaves, nodes in leaf_groups(ports):
+        name = stable_name("leaf-hn", [leaves[0]], f"{UFM_DISCOVERER}\x00leaf\x00{leaves[0]}")
         leaf_names.append(name)
         hypernodes.append(_hypernode(name, 1, "Node", nodes))
     if leaf_names:
@@ -149,6 +156,15 @@ class UFMDiscoverer(PeriodicDiscoverer):
                 f"config.insecureSkipVerify: expected true or false, got {insecure!r}"
             )
         self.insecure_skip_verify = insecure
+        plain = settings.get("insecure", False)
+        if not isinstance(plain, bool):
+            raise ConfigError(f"config.insecure: expected true or false, got {brief(plain)}")
+        if self.endpoint.startswith("http://") and not plain:
+            raise ConfigError(
+                "config.endpoint: http:// would send the UFM password unencrypted; use "
+                "https:// or set config.insecure: true"
+            )
+        self.plain_http = self.endpoint.startswith("http://")
         ca_file = settings.get("caFile")
         if ca_file is not None and not isinstance(ca_file, str):
             raise ConfigError(f"config.caFile: expected a file path, got {ca_file!r}")
@@ -239,6 +255,12 @@ class UFMDiscoverer(PeriodicDiscoverer):
             username, password = self._credentials()
         except DiscovererStartError as e:
             raise DiscoveryError(str(e)) from None
+        if self.plain_http:
+            log.warning(
+                "discovery source ufm: sending the UFM credentials unencrypted to %s "
+                "(config.insecure: true); use https://",
+                self.url,
+            )
         token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
         headers = {"Authorization": "Basic " + token, "Accept": "application/json"}
         try:
@@ -266,9 +288,11 @@ class UFMDiscoverer(PeriodicDiscoverer):
             raise
         response.release_conn()
         try:
-            ports = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            raise DiscoveryError(f"ufm: GET {self.url} did not return JSON") from None
+            limits = dataclasses.replace(UFM_LIMITS, max_bytes=self.max_body_bytes)
+            ports = load_json(body, f"ufm: GET {self.url}", limits)
+        except LoadError as e:
+            reason = str(e) if e.capped else f"ufm: GET {self.url} did not return JSON"
+            raise DiscoveryError(reason) from None
         if not isinstance(ports, list):
             raise DiscoveryError(
                 f"ufm: GET {self.url} returned a JSON {type(ports).__name__}, not a port list"

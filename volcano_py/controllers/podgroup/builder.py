@@ -141,7 +141,7 @@ def _go_int(text: str, bounds: tuple[int, int], func: str) -> tuple[int | None, 
 def min_member_from(
     owner_annotations: Mapping[str, str], where: str
 ) -> tuple[int, BuildWarning | None]:
-    """``minMember`` from the owners' annotation: absent -> 1; not an int32 or negative -> 1.
+    """``minMember`` from the owners' annotation: absent -> 1; not an int32 or not positive -> 1.
 
     ``where`` (``namespace/pod``) goes into the warning's message.
     """
@@ -155,7 +155,7 @@ def min_member_from(
             f"{error}, minMember remains as 1"
         )
         return 1, BuildWarning(REASON_INVALID_MIN_MEMBER, message)
-    if value < 0:
+    if value <= 0:  # Volcano lets 0 through silently: a gang of 0 is no gang (issue 26)
         message = f"minMemberAnnotation {value} is not positive, minMember remains as 1"
         return 1, BuildWarning(REASON_INVALID_MIN_MEMBER, message)
     return value, None

@@ -19,6 +19,9 @@ hand-made or pre-install object reaches the cache with
 - a HyperNode with two parents: that HyperNode is quarantined (its own children stay, now
   under the virtual top);
 - a cycle: every HyperNode on it is quarantined;
+- a ``spec.tier`` over ``MAX_HYPERNODE_TIER`` (the CRD, webhook and ``validate`` refuse it;
+  it gets here only with the webhook off and Volcano's unbounded CRD): that HyperNode is
+  quarantined, so no tier list, score or picture ever spans a huge range;
 
 the quarantined HyperNodes are left out of the tree (``quarantined`` names each with the
 reason; ``errors`` still lists every problem) and the rest is built and ``ready`` as usual, so
@@ -32,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, MemberType
+from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, MAX_HYPERNODE_TIER, MemberType
 from volcano_py.api.errors import FieldError
 from volcano_py.api.hypernode import HyperNode, resolve_hypernode_members, resolve_node_members
 
@@ -147,6 +150,10 @@ class HyperNodeIndex:
             selected |= resolve_node_members(member, self._node_labels)
         self._direct_nodes[name] = selected
 
+    def __contains__(self, name: object) -> bool:
+        """Whether a HyperNode of this name is in the index (valid or not)."""
+        return name in self._objs
+
     def delete_hypernode(self, name: str) -> None:
         """Forget a HyperNode."""
         self._tree = None
@@ -213,6 +220,14 @@ def build_tree(
         for node in direct_nodes.get(name, ()):
             node_parents.setdefault(node, []).append(name)
     quarantined: dict[str, str] = {}
+    for name in names:
+        if specs[name].tier > MAX_HYPERNODE_TIER:
+            error = (
+                f"HyperNode {name}: spec.tier {specs[name].tier} is over the maximum tier "
+                f"{MAX_HYPERNODE_TIER}"
+            )
+            errors.append(error)
+            quarantined[name] = error
     for child, ps in parents.items():
         if len(ps) > 1:
             error = f"HyperNode {child} has more than one parent: {', '.join(sorted(ps))}"

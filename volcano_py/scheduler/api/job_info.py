@@ -26,6 +26,7 @@ from volcano_py.api.errors import FieldError
 from volcano_py.api.podgroup import (
     NetworkTopology,
     SubGroupPolicy,
+    read_min_resources,
     read_min_task_member,
     read_sub_group_policies,
 )
@@ -106,6 +107,7 @@ class JobInfo:
         if not isinstance(min_member, int) or isinstance(min_member, bool) or min_member < 0:
             raise ValueError(f"minMember must be a non-negative integer, got {min_member!r}")
         self.min_member = min_member
+        read_min_resources(spec.get("minResources"))  # none negative (FieldError)
         self.min_resources = Resource.from_list(spec.get("minResources"), "spec.minResources")
         self.min_task_member = dict(read_min_task_member(spec.get("minTaskMember")))
         self.policies = read_sub_group_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy")

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from volcano_py.api.safeload import brief
 from volcano_py.kube.changelog import ChangeLog
 
 
@@ -53,7 +54,7 @@ class Arguments(Mapping[str, Any]):
     def _fail(self, key: str, kind: str) -> ConfError:
         value = self._values[key]
         return ConfError(
-            f"tiers[].plugins[{self.plugin}].arguments[{key}]: expected {kind}, got {value!r}"
+            f"tiers[].plugins[{self.plugin}].arguments[{key}]: expected {kind}, got {brief(value)}"
         )
 
     def get_int(self, key: str, default: int) -> int:

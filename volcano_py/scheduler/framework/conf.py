@@ -31,8 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from volcano_py.api.safeload import CONFIG_LIMITS, LoadError, brief, load_yaml
 from volcano_py.scheduler.framework.arguments import Arguments, ConfError
 from volcano_py.scheduler.framework.volcano_names import (
     ENABLE_SWITCHES,
@@ -46,14 +45,20 @@ ACTION_ARGUMENTS: dict[str, dict[str, str]] = {
     "backfill": {"enablePredicateErrorCache": "bool"},
 }
 
+# Volcano's built-in default (pkg/scheduler/util.go) plus network-topology-aware: a Queue's
+# capability holds (proportion) and HyperNode placement works with no configuration given.
 DEFAULT_SCHEDULER_CONF = """\
-actions: "enqueue, allocate"
+actions: "enqueue, allocate, backfill"
 tiers:
 - plugins:
   - name: priority
   - name: gang
+  - name: conformance
 - plugins:
+  - name: overcommit
+  - name: drf
   - name: predicates
+  - name: proportion
   - name: nodeorder
   - name: network-topology-aware
 """
@@ -99,20 +104,22 @@ def parse_conf(
         ConfError: naming the bad key and what was expected.
     """
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfError(f"scheduler conf is not valid YAML: {e}") from None
+        data = load_yaml(text, "scheduler conf", CONFIG_LIMITS)
+    except LoadError as e:
+        raise ConfError(str(e)) from None
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfError("scheduler conf: expected a mapping with 'actions' and 'tiers'")
     unknown = sorted(set(data) - {"actions", "tiers", "configurations", "metrics"})
     if unknown:
-        raise ConfError(f"scheduler conf: unknown key {unknown[0]!r} (known: actions, tiers)")
+        raise ConfError(f"scheduler conf: unknown key {brief(unknown[0])} (known: actions, tiers)")
     not_implemented: list[str] = []
     raw_actions = data.get("actions", "enqueue, allocate")
     if not isinstance(raw_actions, str):
-        raise ConfError(f"actions: expected a string like 'enqueue, allocate', got {raw_actions!r}")
+        raise ConfError(
+            f"actions: expected a string like 'enqueue, allocate', got {brief(raw_actions)}"
+        )
     actions = []
     for action in (a.strip() for a in raw_actions.split(",") if a.strip()):
         if known_actions is None or action in known_actions:
@@ -121,7 +128,7 @@ def parse_conf(
             not_implemented.append(f"action {action}")
         else:
             known = sorted(VOLCANO_ACTIONS | known_actions)
-            raise ConfError(f"actions: unknown action {action!r} (known: {', '.join(known)})")
+            raise ConfError(f"actions: unknown action {brief(action)} (known: {', '.join(known)})")
     raw_tiers = data.get("tiers") or []
     if not isinstance(raw_tiers, list):
         raise ConfError("tiers: expected a list of {plugins: [...]}")
@@ -166,10 +173,10 @@ def _configurations(raw: Any, warnings: list[str]) -> dict[str, Mapping[str, Any
         name = entry["name"]
         if name not in VOLCANO_ACTIONS:
             known = ", ".join(sorted(VOLCANO_ACTIONS))
-            raise ConfError(f"{where}.name: unknown action {name!r} (known: {known})")
+            raise ConfError(f"{where}.name: unknown action {brief(name)} (known: {known})")
         arguments = entry.get("arguments") or {}
         if not isinstance(arguments, Mapping):
-            raise ConfError(f"{where}.arguments: expected a mapping, got {arguments!r}")
+            raise ConfError(f"{where}.arguments: expected a mapping, got {brief(arguments)}")
         readable = ACTION_ARGUMENTS.get(name, {})
         args = Arguments(f"{where}({name})", arguments)
         for key in arguments:
@@ -186,13 +193,13 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
         raise ConfError(f"{where}: expected a mapping with 'name'")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ConfError(f"{where}.name: expected a plugin name, got {name!r}")
+        raise ConfError(f"{where}.name: expected a plugin name, got {brief(name)}")
     if known is not None and name not in known and name not in VOLCANO_PLUGINS:
         names = ", ".join(sorted(VOLCANO_PLUGINS | known))
-        raise ConfError(f"{where}.name: unknown plugin {name!r} (known: {names})")
+        raise ConfError(f"{where}.name: unknown plugin {brief(name)} (known: {names})")
     arguments = raw.get("arguments") or {}
     if not isinstance(arguments, Mapping):
-        raise ConfError(f"{where}.arguments: expected a mapping, got {arguments!r}")
+        raise ConfError(f"{where}.arguments: expected a mapping, got {brief(arguments)}")
     disabled = set()
     for key, value in raw.items():
         if key in ("name", "arguments"):
@@ -201,7 +208,7 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
             switches = ", ".join(sorted(ENABLE_SWITCHES))
             raise ConfError(f"{where}.{key}: unknown key (known: name, arguments, {switches})")
         if not isinstance(value, bool):
-            raise ConfError(f"{where}.{key}: expected a boolean, got {value!r}")
+            raise ConfError(f"{where}.{key}: expected a boolean, got {brief(value)}")
         if not value:
             disabled.add(ENABLE_SWITCHES[key])
     return PluginOption(name, dict(arguments), frozenset(disabled))

@@ -15,7 +15,9 @@ Behaviour from the design doc (``001``) and Volcano's plugin:
   topology, with the SubJob's allocated HyperNode and tasks): 1 on the allocated HyperNode,
   else ``(maxTier - tier(LCA)) / (maxTier - minTier)``, task-count tie break, x 100 x ``weight``.
   Normal pods (``hypernode.binpack.normal-pod.enable``): per tier the binpack score of the
-  HyperNode holding the node (1 when none), weighted ``fading^(tier-1)``, averaged.
+  HyperNode holding the node (1 when none), weighted ``fading^(tier-1)``, averaged — summed
+  in closed form over the tiers that exist, so a tree of tiers 1 and 1000 costs what tiers 1
+  and 2 do (Volcano loops over every integer between them).
 - **Resource cache** per HyperNode (allocatable, used, idle, future idle), kept by the
   allocate/deallocate event handlers through each node's HyperNode chain (O(depth), where
   Volcano's loop visits every HyperNode).
@@ -24,6 +26,7 @@ Behaviour from the design doc (``001``) and Volcano's plugin:
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 
 from volcano_py.api.constants import (
@@ -304,15 +307,19 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         return ZERO_SCORE
 
     def _normal_pod_scores(self, task: TaskInfo, nodes: list[NodeInfo]) -> dict[str, float]:
+        """Volcano's per-tier average, over the tiers a node's chain holds (O(depth) a node).
+
+        Every tier ``t`` in ``[min_tier, max_tier]`` weighs ``fading^(t-1)`` and scores 1 when
+        the node has no HyperNode there, so a node's sum is the whole range's weight plus, for
+        each HyperNode on its chain, ``weight * (score - 1)``; the range's weight is a
+        geometric sum in closed form. The cost never depends on the distance between tiers.
+        """
         if not self.normal_pod_enable:
             return {}
         assert self._ssn is not None
         ssn = self._ssn
-        tier_weights = {
-            tier: self.fading ** (tier - 1) for tier in range(self.min_tier, self.max_tier + 1)
-        }
-        total_weight = sum(tier_weights.values())
-        if total_weight <= 0:
+        total_weight = _tier_weight_sum(self.fading, self.min_tier, self.max_tier)
+        if not total_weight > 0 or math.isinf(total_weight):
             ssn.notes.warning(
                 log,
                 f"plugin/{self.name}",
@@ -327,17 +334,15 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
             per_tier = {
                 ssn.hypernodes[hn].tier: hn for hn in ssn.tree.node_chain.get(node.name, ())
             }
-            total = 0.0
-            for tier, weight in tier_weights.items():
-                hn = per_tier.get(tier)
-                if hn is None:
-                    score = FULL_SCORE
-                else:
-                    score = hn_score.get(hn, -1.0)
-                    if score < 0:
-                        score = self._pod_binpack(task, hn)
-                        hn_score[hn] = score
-                total += weight * score
+            total = total_weight
+            for tier, hn in per_tier.items():
+                if not self.min_tier <= tier <= self.max_tier:
+                    continue
+                score = hn_score.get(hn, -1.0)
+                if score < 0:
+                    score = self._pod_binpack(task, hn)
+                    hn_score[hn] = score
+                total += _tier_weight(self.fading, tier) * (score - FULL_SCORE)
             scores[node.name] = total / total_weight
         return scores
 
@@ -352,3 +357,27 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         """Times ``MaxNodeScore`` (100) times ``weight``."""
         factor = MAX_NODE_SCORE * self.global_weight
         return {name: factor * score for name, score in scores.items()}
+
+
+def _tier_weight(fading: float, tier: int) -> float:
+    """``fading^(tier-1)``; 0 where that is undefined (``fading`` 0 and ``tier`` < 1)."""
+    if fading == 0:
+        return 1.0 if tier == 1 else 0.0
+    try:
+        return float(fading ** (tier - 1))
+    except OverflowError:
+        return math.inf
+
+
+def _tier_weight_sum(fading: float, low: int, high: int) -> float:
+    """``sum(fading^(t-1) for t in low..high)`` in closed form (a geometric series)."""
+    if high < low:
+        return 0.0
+    if fading == 1:
+        return float(high - low + 1)
+    if fading == 0:
+        return 1.0 if low <= 1 <= high else 0.0
+    try:
+        return (fading ** (low - 1) - fading**high) / (1 - fading)
+    except OverflowError:
+        return math.inf

@@ -132,3 +132,85 @@ def test_config_from_configmap_treats_absent_as_no_sources_and_missing_key_as_er
         config_from_configmap({"metadata": {"name": "x"}, "data": {"other": ""}})
     empty = config_from_configmap({"data": {"volcano-controller.conf": ""}})
     assert empty.sources == ()
+
+
+# Volcano's auto-discovery guide's example ConfigMap, as a user would paste it (comments
+# and quoting as there): no key of ours, a source we do not have, disabled.
+GUIDE_CONF = """
+networkTopologyDiscovery:
+  - source: ufm
+    enabled: true
+    interval: 10m
+    credentials:
+      secretRef:
+        name: ufm-credentials # the Secret holding the UFM credentials
+        namespace: volcano-system
+    config:
+      endpoint: https://ufm-server:8080
+      insecureSkipVerify: true
+  - source: roce
+    enabled: false
+    interval: 15m
+    config:
+      endpoint: https://roce-server:9090
+  - source: label
+    enabled: true
+    config:
+      networkTopologyTypes:
+        topologyA2:
+          - nodeLabel: "volcano.sh/tor"
+          - nodeLabel: "kubernetes.io/hostname"
+        topologyA3:
+          - nodeLabel: "volcano.sh/hypercluster"
+          - nodeLabel: "volcano.sh/hypernode"
+          - nodeLabel: "kubernetes.io/hostname"
+"""
+
+
+def test_the_guides_configmap_works_as_written_with_our_defaults() -> None:
+    from volcano_py.controllers.hypernode import register_builtin_discoverers
+    from volcano_py.controllers.hypernode.config import (
+        DEFAULT_DELETION_GRACE_SECONDS,
+        DEFAULT_MAX_DELETE_PERCENT,
+    )
+    from volcano_py.controllers.hypernode.discovery import DiscovererRegistry, DiscoveryContext
+    from volcano_py.controllers.hypernode.manager import DiscoveryManager
+    from volcano_py.kube.store import Store
+
+    config = parse_config_text(GUIDE_CONF)
+    assert config.problems == ()
+    assert [c.source for c in config.sources] == ["ufm", "roce", "label"]
+    label = config.enabled()["label"]
+    assert label.max_delete_percent == DEFAULT_MAX_DELETE_PERCENT
+    assert label.deletion_grace == DEFAULT_DELETION_GRACE_SECONDS
+    registry = DiscovererRegistry()
+    register_builtin_discoverers(registry)
+    problems: list[str] = []
+    manager = DiscoveryManager(
+        registry,
+        DiscoveryContext(Store(), Store()),
+        on_result=lambda s: None,
+        on_problem=problems.append,
+    )
+    try:
+        outcome = manager.apply(config)
+    finally:
+        manager.stop()
+    assert outcome.started == ["label"]
+    # no UFM Secret here: ufm alone cannot start (its insecureSkipVerify is accepted); the
+    # disabled roce entry, a source we do not have, is no problem
+    assert len(problems) == 1
+    assert "ufm-credentials" in problems[0]
+    assert "roce" not in problems[0]
+
+
+def test_deletion_grace_period_is_a_go_duration_and_errors_name_the_field() -> None:
+    config = parse_config_text(
+        "networkTopologyDiscovery:\n"
+        "  - {source: label, enabled: true, deletionGracePeriod: 5m}\n"
+        "  - {source: ufm, enabled: true, deletionGracePeriod: soon}\n"
+    )
+    assert config.sources[0].deletion_grace == 300
+    (problem,) = config.problems
+    assert "deletionGracePeriod" in problem.message
+    assert "networkTopologyDiscovery[1]" in problem.message

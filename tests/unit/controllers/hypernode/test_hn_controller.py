@@ -167,3 +167,63 @@ def test_node_and_hypernode_events_queue_only_affected_node_counts(h: Harness) -
     assert key == "rack"
     c.sync_status(key)
     assert h.api.store.get("rack")["status"]["nodeCount"] == 3
+
+
+RETYPED = """
+networkTopologyDiscovery:
+  - source: static
+    enabled: true
+    config:
+      hyperNodes:
+        rack-b: {tier: 1, nodes: [n1, n2]}
+"""
+
+
+def test_a_configuration_change_is_applied_past_the_limit_and_announced(h: Harness) -> None:
+    h.set_config(STATIC)
+    h.controller.sync_config(f"{NS}/{CM}")
+    h.drain_sources()
+    h.set_config(RETYPED)
+    h.controller.sync_config(f"{NS}/{CM}")
+    h.drain_sources()
+    assert h.api.names() == ["rack-b"]  # 2 of 2 retired: no grace, no deletion limit
+    kinds = [w[0] for w in h.api.writes()[2:]]
+    assert kinds == ["delete", "delete", "create"]  # never two leaves for n1, n2
+    event_type, reason, message = h.recorder.events[-1]
+    assert (event_type, reason) == ("Normal", "DiscoveryConfigApplied")
+    assert "retired 2 HyperNodes (rack-a, spine), created 1 (rack-b)" in message
+    detail = h.controller.readiness_detail()
+    assert len(detail) == 1
+    assert "configuration change applied" in detail[0]
+
+
+def test_a_missing_hypernode_is_looked_at_again_when_its_grace_period_ends(h: Harness) -> None:
+    h.set_config(STATIC.replace("enabled: true", "enabled: true\n    deletionGracePeriod: 30s"))
+    h.controller.sync_config(f"{NS}/{CM}")
+    h.drain_sources()
+    h.api.put(hypernode("extra", 1, [exact("n9")], labels={SOURCE: "static"}))
+    h.controller.source_queue.add("static")  # its next round, with the same result
+    h.controller.manager._slots["static"] = (  # what the discoverer would have delivered
+        h.controller.manager._running["static"],
+        h.controller._last_good["static"],
+    )
+    delay = h.controller.sync_source("static")
+    assert delay is not None
+    assert 30 <= delay <= 31
+    assert "extra" in h.api.names()
+    assert any("1 HyperNodes missing" in line for line in h.controller.readiness_detail())
+    h.controller._clock.step(delay)  # type: ignore[attr-defined]
+    assert h.controller.sync_source("static") is None  # the planned requeue: no new result
+    assert "extra" not in h.api.names()
+    assert h.controller.readiness_detail() == []
+
+
+def test_the_managers_readyz_detail_carries_the_controllers_lines(h: Harness) -> None:
+    from types import SimpleNamespace
+
+    from volcano_py.manager import Manager
+
+    h.controller.config_changes["static"] = "discovery source 'static': configuration change"
+    process = SimpleNamespace(controllers=[object(), h.controller], scheduler=None)
+    lines = Manager.readiness_detail(process)  # type: ignore[arg-type]
+    assert lines == ["hypernode discovery: discovery source 'static': configuration change"]

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from tests.unit.controllers.hypernode.hnfakes import hypernode, members_of, node, node_store
+from volcano_py.api.selectors import is_dns1123_subdomain
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig
 from volcano_py.controllers.hypernode.discovery import DiscoveryContext
 from volcano_py.controllers.hypernode.label import (
@@ -80,15 +79,15 @@ def test_label_discovery_builds_tiers_members_and_tier_names() -> None:
         node("n4", rack="r3", spine="s2", zone="z"),
         node("other"),
     ]
-    result = discover_label_hypernodes(nodes, [], [THREE], random.Random(1))
+    result = discover_label_hypernodes(nodes, [], [THREE])
     tiers = sorted((h["spec"]["tier"], h["spec"]["tierName"]) for h in result)
     assert tiers == [(1, "rack")] * 3 + [(2, "spine")] * 2 + [(3, "zone")]
     r1 = by_label(result, "rack", "r1")[0]
     assert members_of(r1) == ["n1", "n2"]
     assert {m["type"] for m in r1["spec"]["members"]} == {"Node"}
     assert r1["metadata"]["labels"] == {"rack": "r1", "spine": "s1", "zone": "z", SOURCE: "label"}
-    assert r1["metadata"]["name"].startswith("hypernode-a3-tier1-")
-    assert len(r1["metadata"]["name"]) == len("hypernode-a3-tier1-") + 5
+    assert r1["metadata"]["name"] == "hypernode-a3-tier1-z.s1.r1"  # the path, top down
+    assert by_label(result, "zone", "z")[0]["metadata"]["name"] == "hypernode-a3-tier3-z"
     s1 = by_label(result, "spine", "s1")[0]
     names = {h["metadata"]["name"]: h for h in result}
     assert sorted(members_of(s1)) == members_of(s1)
@@ -99,9 +98,7 @@ def test_label_discovery_builds_tiers_members_and_tier_names() -> None:
 
 
 def test_label_discovery_stops_a_node_at_its_first_missing_level() -> None:
-    result = discover_label_hypernodes(
-        [node("n1", rack="r1", zone="z")], [], [THREE], random.Random(1)
-    )
+    result = discover_label_hypernodes([node("n1", rack="r1", zone="z")], [], [THREE])
     assert [(h["spec"]["tier"], h["metadata"]["labels"]) for h in result] == [
         (1, {"rack": "r1", SOURCE: "label"})
     ]
@@ -109,9 +106,7 @@ def test_label_discovery_stops_a_node_at_its_first_missing_level() -> None:
 
 def test_label_discovery_keeps_one_hypernode_per_parent_for_a_repeated_value() -> None:
     nodes = [node("n1", rack="r1", spine="s1"), node("n2", rack="r1", spine="s2")]
-    result = discover_label_hypernodes(
-        nodes, [], [TopologyType("t", ("rack", "spine"))], random.Random(1)
-    )
+    result = discover_label_hypernodes(nodes, [], [TopologyType("t", ("rack", "spine"))])
     racks = by_label(result, "rack", "r1")
     assert len(racks) == 2
     assert sorted(members_of(r)[0] for r in racks) == ["n1", "n2"]
@@ -122,9 +117,7 @@ def test_label_discovery_keeps_one_hypernode_per_parent_for_a_repeated_value() -
 
 def test_label_discovery_keeps_a_rack_whole_when_one_node_lacks_the_upper_label() -> None:
     nodes = [node("node0", rack="s0"), node("node1", rack="s0", spine="s2")]
-    result = discover_label_hypernodes(
-        nodes, [], [TopologyType("t", ("rack", "spine"))], random.Random(1)
-    )
+    result = discover_label_hypernodes(nodes, [], [TopologyType("t", ("rack", "spine"))])
     racks = by_label(result, "rack", "s0")
     assert len(racks) == 1
     assert members_of(racks[0]) == ["node0", "node1"]
@@ -139,7 +132,7 @@ def test_label_discovery_completes_a_short_path_along_one_chain_only() -> None:
         node("b", rack="r", spine="s"),
         node("c", rack="r", spine="s", zone="z"),
     ]
-    result = discover_label_hypernodes(chain, [], [THREE], random.Random(1))
+    result = discover_label_hypernodes(chain, [], [THREE])
     (rack,) = by_label(result, "rack", "r")
     assert members_of(rack) == ["a", "b", "c"]
     # Two labelled parents conflict: the rack splits, the unlabelled node stays on its own.
@@ -148,17 +141,15 @@ def test_label_discovery_completes_a_short_path_along_one_chain_only() -> None:
         node("b", rack="r", spine="s1"),
         node("c", rack="r", spine="s2"),
     ]
-    racks = by_label(
-        discover_label_hypernodes(conflict, [], [THREE], random.Random(1)), "rack", "r"
-    )
+    racks = by_label(discover_label_hypernodes(conflict, [], [THREE]), "rack", "r")
     assert sorted(members_of(r)[0] for r in racks) == ["a", "b", "c"]
     assert len(racks) == 3
 
 
 def test_label_discovery_reuses_names_so_a_restart_renames_nothing() -> None:
     nodes = [node(f"n{i}", rack=f"r{i % 3}", spine=f"s{i % 2}", zone="z") for i in range(12)]
-    first = discover_label_hypernodes(nodes, [], [THREE], random.Random(1))
-    second = discover_label_hypernodes(nodes, first, [THREE], random.Random(99))
+    first = discover_label_hypernodes(nodes, [], [THREE])
+    second = discover_label_hypernodes(nodes, first, [THREE])
     assert sorted(h["metadata"]["name"] for h in first) == sorted(
         h["metadata"]["name"] for h in second
     )
@@ -174,7 +165,6 @@ def test_label_discovery_adopts_a_volcano_named_hypernode_with_only_its_own_labe
         [node("n1", rack="r1", spine="s1", zone="z")],
         [existing, handmade],
         [THREE],
-        random.Random(1),
     )
     rack = by_label(result, "rack", "r1")[0]
     assert rack["metadata"]["name"] == "hypernode-a3-tier1-abcde"
@@ -185,17 +175,16 @@ def test_label_discovery_does_not_reuse_a_name_whose_path_contradicts() -> None:
         "hypernode-a3-tier1-abcde", 1, [], labels={"rack": "r1", "spine": "s9", SOURCE: "label"}
     )
     result = discover_label_hypernodes(
-        [node("n1", rack="r1", spine="s1", zone="z")], [existing], [THREE], random.Random(1)
+        [node("n1", rack="r1", spine="s1", zone="z")], [existing], [THREE]
     )
     names = {h["metadata"]["name"] for h in result}
     assert "hypernode-a3-tier1-abcde" not in names
 
 
 def test_label_discovery_never_generates_a_taken_name() -> None:
-    rng = random.Random(5)
-    first = discover_label_hypernodes([node("n1", rack="r1")], [], [THREE], random.Random(5))
+    first = discover_label_hypernodes([node("n1", rack="r1")], [], [THREE])
     taken = hypernode(first[0]["metadata"]["name"], 1, [], labels={})  # hand-made, same name
-    second = discover_label_hypernodes([node("n1", rack="r1")], [taken], [THREE], rng)
+    second = discover_label_hypernodes([node("n1", rack="r1")], [taken], [THREE])
     assert second[0]["metadata"]["name"] != first[0]["metadata"]["name"]
 
 
@@ -209,9 +198,7 @@ def discoverer(nodes: Store | None = None) -> LabelDiscoverer:
             }
         },
     )
-    return LabelDiscoverer(
-        config, DiscoveryContext(nodes or Store(), Store(), rng=random.Random(1))
-    )
+    return LabelDiscoverer(config, DiscoveryContext(nodes or Store(), Store()))
 
 
 @pytest.mark.parametrize(
@@ -267,3 +254,23 @@ def test_label_discoverer_keeps_its_last_names_while_the_cache_lags() -> None:
     # The HyperNodes were created, but the HyperNode cache has not seen them yet.
     second = sorted(h["metadata"]["name"] for h in d.discover())
     assert second == first
+
+
+def test_label_discovery_names_a_recreated_hypernode_as_before() -> None:
+    nodes = [node(f"n{i}", rack=f"r{i % 3}", spine="s", zone="z") for i in range(6)]
+    first = discover_label_hypernodes(nodes, [], [THREE])
+    without = [h for h in first if h["metadata"]["labels"].get("rack") != "r1"]
+    again = discover_label_hypernodes(nodes, without, [THREE])  # r1 was deleted meanwhile
+    assert [h["metadata"]["name"] for h in again] == [h["metadata"]["name"] for h in first]
+
+
+def test_label_discovery_hashes_values_that_are_not_name_safe() -> None:
+    nodes = [node("n1", rack="Rack_1", spine="s", zone="z"), node("n2", rack="rack-1", spine="s")]
+    result = discover_label_hypernodes(nodes, [], [THREE])
+    names = sorted(h["metadata"]["name"] for h in result if h["spec"]["tier"] == 1)
+    assert names[0] == "hypernode-a3-tier1-s.rack-1"
+    assert names[1].startswith("hypernode-a3-tier1-z.s.rack-1-")  # cleaned, then hashed
+    long = [node("n1", rack="r" * 63, spine="s" * 63, zone="z" * 63)]
+    for h in discover_label_hypernodes(long, [], [THREE]):
+        assert len(h["metadata"]["name"]) <= 63
+        assert is_dns1123_subdomain(h["metadata"]["name"]) == []

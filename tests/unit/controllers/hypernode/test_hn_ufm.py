@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from urllib3.exceptions import (
     ConnectTimeoutError,
+    HTTPError,
     MaxRetryError,
     NameResolutionError,
     NewConnectionError,
@@ -16,7 +17,11 @@ from urllib3.exceptions import (
 
 from tests.unit.controllers.hypernode.hnfakes import members_of
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, SecretRef
-from volcano_py.controllers.hypernode.discovery import DiscovererStartError, DiscoveryContext
+from volcano_py.controllers.hypernode.discovery import (
+    DiscovererStartError,
+    DiscoveryContext,
+    DiscoveryError,
+)
 from volcano_py.controllers.hypernode.ufm import (
     UFMDiscoverer,
     _describe,
@@ -60,11 +65,11 @@ def test_leaf_groups_follow_chains_of_shared_nodes() -> None:
 def test_ufm_hypernodes_are_leaf_groups_under_one_spine() -> None:
     hypernodes = ufm_hypernodes([port("n1", "l1"), port("n2", "l2")])
     assert [(h["metadata"]["name"], h["spec"]["tier"]) for h in hypernodes] == [
-        ("leaf-hn-0", 1),
-        ("leaf-hn-1", 1),
+        ("leaf-hn-l1", 1),
+        ("leaf-hn-l2", 1),
         ("spine-hn", 2),
     ]
-    assert members_of(hypernodes[2]) == ["leaf-hn-0", "leaf-hn-1"]
+    assert members_of(hypernodes[2]) == ["leaf-hn-l1", "leaf-hn-l2"]
     assert hypernodes[0]["spec"]["members"][0]["type"] == "Node"
     assert hypernodes[2]["spec"]["members"][0]["type"] == "HyperNode"
     assert hypernodes[0]["metadata"]["labels"] == {"volcano.sh/network-topology-source": "ufm"}
@@ -74,7 +79,12 @@ def test_ufm_hypernodes_are_leaf_groups_under_one_spine() -> None:
 def test_ufm_hypernodes_from_the_recorded_port_data() -> None:
     hypernodes = ufm_hypernodes(json.loads(RECORDED.read_text()))
     names = [h["metadata"]["name"] for h in hypernodes]
-    assert names == ["leaf-hn-0", "leaf-hn-1", "leaf-hn-2", "spine-hn"]
+    assert names == [
+        "leaf-hn-leaf-switch-a1",
+        "leaf-hn-leaf-switch-b1",
+        "leaf-hn-leaf-switch-c1",
+        "spine-hn",
+    ]
     assert members_of(hypernodes[0]) == ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
     assert members_of(hypernodes[1]) == ["gpu-node-05", "gpu-node-06"]
     assert members_of(hypernodes[2]) == ["gpu-node-07"]
@@ -242,3 +252,45 @@ def test_ufm_names_a_forbidden_secret_and_how_to_grant_it() -> None:
         d.check()
     assert "docs/operations.md" in str(caught.value)
     assert caught.value.retryable
+
+
+def test_ufm_refuses_plain_http_unless_insecure_is_set() -> None:
+    with pytest.raises(ConfigError, match=r"http:// would send the UFM password unencrypted"):
+        discoverer({"endpoint": "http://ufm.example"})
+    with pytest.raises(ConfigError, match=r"config.insecure: expected true or false"):
+        discoverer({"endpoint": "http://ufm.example", "insecure": "yes"})
+    assert discoverer({"endpoint": "http://ufm.example", "insecure": True}).plain_http
+    assert not discoverer({"endpoint": "ufm.example"}).plain_http
+
+
+def test_ufm_over_plain_http_warns_every_round(caplog: pytest.LogCaptureFixture) -> None:
+    creds = {("vs", "creds"): secret(username="u", password="hunter2")}
+    d = discoverer({"endpoint": "http://ufm.example", "insecure": True}, creds)
+
+    class Down:  # the pool our discoverer builds; no socket in a unit test
+        def request(self, *args: object, **kwargs: object) -> None:
+            raise HTTPError("down")
+
+    d._pool = Down()  # type: ignore[assignment]
+    for _ in range(2):
+        with pytest.raises(DiscoveryError):
+            d.fetch_ports()
+    warned = [r for r in caplog.records if "unencrypted" in r.getMessage()]
+    assert len(warned) == 2
+    assert all("hunter2" not in r.getMessage() for r in caplog.records)
+
+
+def test_ufm_leaf_names_stay_when_another_group_appears_before_them() -> None:
+    before = ufm_hypernodes([port("n1", "sw-b"), port("n2", "sw-c")])
+    after = ufm_hypernodes([port("n0", "sw-a"), port("n1", "sw-b"), port("n2", "sw-c")])
+    names = {h["metadata"]["name"]: members_of(h) for h in after}
+    for hypernode in before[:2]:
+        assert names[hypernode["metadata"]["name"]] == members_of(hypernode)
+
+
+def test_ufm_leaf_names_of_unsafe_switch_names_are_hashed_and_distinct() -> None:
+    hypernodes = ufm_hypernodes([port("n1", "Leaf_A"), port("n2", "leaf-a")])
+    names = [h["metadata"]["name"] for h in hypernodes]
+    assert names[0].startswith("leaf-hn-leaf-a-")
+    assert len(names[0]) == len("leaf-hn-leaf-a-") + 8
+    assert names[1] == "leaf-hn-leaf-a"

@@ -58,7 +58,7 @@ def test_owner_references_point_at_the_pod_when_it_has_no_controller() -> None:
     [
         ({}, 1, False),
         ({MIN: "4"}, 4, False),
-        ({MIN: "0"}, 0, False),
+        ({MIN: "0"}, 1, True),  # issue 26: Volcano keeps 0 silently; a 0 gang is no gang
         ({MIN: "+3"}, 3, False),
         ({MIN: "-2"}, 1, True),
         ({MIN: "four"}, 1, True),

@@ -1,0 +1,290 @@
+"""P11/P12: volcano-py against kube-scheduler, each as its own process on a real control plane.
+
+kube-scheduler is what every user already runs, so it is the anchor. Each run gets a fresh
+control plane (etcd + kube-apiserver + kube-controller-manager + kwok playing the kubelets),
+the nodes and every pod are created first, then one scheduler process is started and timed
+from its start until every pod is bound (``spec.nodeName``, seen by a watch in this process):
+
+- **plain** (P11): ``BENCH_KS_PODS`` (5,000) plain pods of 1 CPU each, no gang, no
+  PodGroup. volcano-py runs as ``volcano-py manager`` with all its controllers (the pg-controller
+  gives bare pods their PodGroups, as Volcano's does); kube-scheduler binds the same pods.
+- **gangs** (P12): P3's shape, 40 hard gangs x 50 one-GPU pods (fewer below 500 nodes) on
+  nodes in racks of 10 and spines of 5 racks (``bench_scheduler.synthetic_cluster`` / ``gang``),
+  PodGroups and HyperNodes created up front; kube-scheduler binds the same 2,000 pods as plain
+  pods.
+
+Runs alternate the order of the two schedulers (run 1: volcano-py first, run 2: kube-scheduler
+first). Printed per run: total seconds, the first bind after process start, and the ratio
+volcano-py / kube-scheduler. Goals (issue 30): plain <= 1.2x and gangs <= 1.0x at 500 and 5,000
+nodes; first bind <= 0.6 s at 500 nodes and <= 2 s at 5,000.
+
+kube-scheduler is built from the project's pinned ``k8s.io/kubernetes`` module into the testbin
+cache (``devcluster.provision.ensure_kube_scheduler``), with client qps/burst 5,000 and no
+leader election. volcano-py runs with its product defaults (schedule period 1 s).
+
+Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_KS_PODS``
+(``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.bench_scheduler import gang, synthetic_cluster
+from devcluster import kwok
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane, free_port
+from devcluster.manager import start_manager, stop_manager
+from devcluster.nodes import wait_nodes_up
+from devcluster.provision import ensure_kube_scheduler
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.informer import SharedInformerFactory
+
+JSON = dict[str, Any]
+NAMESPACE = "bench"
+SIZES = [int(n) for n in os.environ.get("BENCH_KS_NODES", "500").split(",")]
+PODS = int(os.environ.get("BENCH_KS_PODS", "5000"))
+RUNS = int(os.environ.get("BENCH_KS_RUNS", "2"))
+WORKLOADS = os.environ.get("BENCH_KS_WORKLOADS", "plain,gangs").split(",")
+TIMEOUT = 900.0
+
+
+@dataclass
+class Timing:
+    """One scheduler's run: seconds from process start to every pod bound, and to the first."""
+
+    total: float
+    first_bind: float
+
+
+def plain_objects(nodes: int, pods: int) -> tuple[list[JSON], list[JSON]]:
+    """``nodes`` nodes of 16 CPUs and ``pods`` pods of 1 CPU, no gang."""
+    node_list = [
+        {
+            "kind": "Node",
+            "metadata": {"name": f"n{i:05d}", "labels": {"kubernetes.io/hostname": f"n{i:05d}"}},
+            "status": {"capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}},
+        }
+        for i in range(nodes)
+    ]
+    pod_list = [
+        {
+            "kind": "Pod",
+            "metadata": {"name": f"p{i:05d}"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]
+            },
+        }
+        for i in range(pods)
+    ]
+    return node_list, pod_list
+
+
+def gang_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
+    """P3's cluster (racks of 10, spines of 5 racks) and its 40 hard gangs x 50 pods.
+
+    Below 500 nodes the gang count shrinks with the cluster (``nodes // 12``), so the gangs use
+    the same share of the GPUs as P3's.
+    """
+    cluster = synthetic_cluster(nodes, [10, 5])
+    node_list = [o for o in cluster if o["kind"] == "Node"]
+    hypernodes = [o for o in cluster if o["kind"] == "HyperNode"]
+    groups, pod_list = [], []
+    for g in range(min(40, max(1, nodes // 12))):
+        for o in gang(f"g{g:02d}", 50, 1, created=f"2026-01-01T00:00:{g:02d}Z"):
+            o = dict(o, metadata=dict(o["metadata"], namespace=NAMESPACE))
+            o.pop("status", None)
+            o["metadata"].pop("creationTimestamp", None)
+            (groups if o["kind"] == "PodGroup" else pod_list).append(o)
+    return node_list, hypernodes + groups, pod_list
+
+
+def populate(client: KubeClient, workload: str, nodes: int, scheduler_name: str) -> int:
+    """Create the workload's nodes, topology and pods; return the number of pods."""
+    if workload == "plain":
+        node_list, pod_list = plain_objects(nodes, PODS)
+        extra: list[JSON] = []
+    else:
+        node_list, extra, pod_list = gang_objects(nodes)
+    client.create(R.NAMESPACES, {"metadata": {"name": NAMESPACE}})
+    client.create(R.NAMESPACES, {"metadata": {"name": "volcano-system"}})
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda o: _create_node(client, o), node_list))
+        wait_nodes_up(client, [o["metadata"]["name"] for o in node_list], 600)
+        for o in extra:
+            if o["kind"] == "HyperNode":
+                client.create(R.HYPERNODES, dict(o, apiVersion="topology.volcano.sh/v1alpha1"))
+            elif scheduler_name == "volcano":
+                client.create(R.PODGROUPS, dict(o, apiVersion="scheduling.volcano.sh/v1beta1"))
+
+        def create_pod(o: JSON) -> None:
+            spec = dict(o["spec"], schedulerName=scheduler_name)
+            meta = dict(o["metadata"], namespace=NAMESPACE)
+            if scheduler_name != "volcano":
+                meta.pop("annotations", None)
+            client.create(R.PODS, dict(o, apiVersion="v1", metadata=meta, spec=spec))
+
+        list(pool.map(create_pod, pod_list))
+    return len(pod_list)
+
+
+def _create_node(client: KubeClient, obj: JSON) -> None:
+    resources = obj["status"].get("capacity") or obj["status"]["allocatable"]
+    status = {"capacity": resources, "allocatable": resources}
+    client.create(R.NODES, kwok.managed(dict(obj, apiVersion="v1", status=status)))
+
+
+def time_binding(client: KubeClient, pods: int, start: Callable[[], Callable[[], None]]) -> Timing:
+    """Watch pods, call ``start`` (returns a stopper), time until all ``pods`` are bound."""
+    informers = SharedInformerFactory(client)
+    pod_informer = informers.informer(R.PODS)
+    informers.start()
+    while not informers.has_synced():
+        time.sleep(0.02)
+    started = time.perf_counter()
+    stop = start()
+    first = None
+    try:
+        deadline = started + TIMEOUT
+        while True:
+            bound = sum(1 for p in pod_informer.store.list() if p["spec"].get("nodeName"))
+            now = time.perf_counter()
+            if bound and first is None:
+                first = now - started
+            if bound >= pods:
+                return Timing(now - started, first or 0.0)
+            if now > deadline:
+                raise TimeoutError(f"{bound}/{pods} pods bound after {TIMEOUT}s")
+            time.sleep(0.01)
+    finally:
+        stop()
+        informers.shutdown()
+
+
+def run_volcano(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> Timing:
+    """``volcano-py manager`` (all controllers, product defaults) as its own process."""
+
+    def start() -> Callable[[], None]:
+        box: dict[str, Any] = {}
+
+        def launch() -> None:
+            box["process"] = start_manager(cp, work, "--schedule-period=1.0")
+
+        thread = threading.Thread(target=launch, name="bench:manager-start")
+        thread.start()
+
+        def stop() -> None:
+            thread.join(120)
+            if "process" in box:
+                stop_manager(box["process"])
+
+        return stop
+
+    return time_binding(client, pods, start)
+
+
+def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> Timing:
+    """kube-scheduler from the pinned module: qps/burst 5,000, no leader election."""
+    binary = ensure_kube_scheduler()
+    config = work / "kube-scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        f"clientConnection:\n  kubeconfig: {cp.kubeconfig}\n  qps: 5000\n  burst: 5000\n"
+        "leaderElection:\n  leaderElect: false\n"
+    )
+    log = work / "kube-scheduler.log"
+
+    def start() -> Callable[[], None]:
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [
+                    str(binary),
+                    f"--config={config}",
+                    "--bind-address=127.0.0.1",
+                    f"--secure-port={free_port()}",
+                    f"--authentication-kubeconfig={cp.kubeconfig}",
+                    f"--authorization-kubeconfig={cp.kubeconfig}",
+                    "-v=0",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+        return stop
+
+    try:
+        return time_binding(client, pods, start)
+    except TimeoutError:
+        print(log.read_text(errors="replace")[-3000:])
+        raise
+
+
+RUNNERS = {"volcano-py": run_volcano, "kube-scheduler": run_kube_scheduler}
+
+
+def one(kind: str, workload: str, nodes: int) -> Timing:
+    """A fresh control plane, the workload, one scheduler process timed."""
+    with tempfile.TemporaryDirectory(prefix="bench-ks-") as tmp, ControlPlane() as cp:
+        client = KubeClient(cp.admin_config())
+        install_crds(client)
+        name = "volcano" if kind == "volcano-py" else "default-scheduler"
+        setup = time.perf_counter()
+        pods = populate(client, workload, nodes, name)
+        setup = time.perf_counter() - setup
+        timing = RUNNERS[kind](cp, client, pods, Path(tmp))
+        print(
+            f"   {kind:<15} {workload:<6} {nodes:>5} nodes {pods:>5} pods: "
+            f"{timing.total:7.2f}s all bound, first bind {timing.first_bind:5.2f}s "
+            f"(setup {setup:.0f}s)",
+            flush=True,
+        )
+        return timing
+
+
+def main() -> None:
+    """Every size and workload, RUNS runs in alternating order; ratios at the end."""
+    print(__doc__.split("\n\n")[0])
+    rows = []
+    for nodes in SIZES:
+        for workload in WORKLOADS:
+            for run in range(RUNS):
+                order = ["volcano-py", "kube-scheduler"]
+                if run % 2:
+                    order.reverse()
+                timings = {kind: one(kind, workload, nodes) for kind in order}
+                rows.append((nodes, workload, run + 1, timings))
+    goals = {"plain": 1.2, "gangs": 1.0}
+    print(
+        f"{'nodes':>6} {'workload':<8} {'run':>3} {'volcano-py s':>12} {'kube-sched s':>12} "
+        f"{'ratio':>6} {'goal':>5} {'first bind (vp / ks)':>22}"
+    )
+    for nodes, workload, run, t in rows:
+        ours, theirs = t["volcano-py"], t["kube-scheduler"]
+        print(
+            f"{nodes:>6} {workload:<8} {run:>3} {ours.total:>12.2f} {theirs.total:>12.2f} "
+            f"{ours.total / theirs.total:>6.2f} {goals[workload]:>5.1f} "
+            f"{ours.first_bind:>10.2f} / {theirs.first_bind:<9.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""An idle cluster writes no Queue status: counted in the API server's audit log.
+
+The writer used to merge-patch ``allocated: {}`` for a queue whose pods were gone; a merge
+patch cannot remove keys, so the stale amounts stayed, the status never matched and was
+patched again every cycle (about once a second). Here a private, audited control plane runs
+a job through a queue, the pods go, and then 10 idle seconds must hold 0 writes to any
+Queue's status — while the scheduler keeps cycling.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from devcluster.harness import ControlPlane
+from tests.builders import create_node, force_delete_pod, pod_body, podgroup_body
+from tests.fixtures import install_crds
+from tests.integration.scheduler.conftest import wait_for
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.scheduler.scheduler import Scheduler
+
+pytestmark = pytest.mark.timeout(300)
+
+NS = "audit"
+GPU = "test.volcano.sh/gpu"
+
+
+@pytest.fixture(scope="module")
+def audited() -> Iterator[tuple[ControlPlane, KubeClient]]:
+    with ControlPlane(controller_manager=False, audit=True) as cp:
+        admin = KubeClient(cp.admin_config())
+        install_crds(admin)
+        admin.create(R.NAMESPACES, {"metadata": {"name": NS}})
+        yield cp, admin
+        admin.close()
+
+
+def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in cp.audit_events()
+        if (e.get("objectRef") or {}).get("resource") == "queues"
+        and (e.get("objectRef") or {}).get("subresource") == "status"
+        and e.get("verb") in ("patch", "update")
+        and e.get("stage") == "ResponseComplete"
+    ]
+
+
+def test_no_queue_status_writes_in_ten_idle_seconds(
+    audited: tuple[ControlPlane, KubeClient],
+) -> None:
+    cp, admin = audited
+    create_node(admin, "n0", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
+    informers = SharedInformerFactory(admin)
+    scheduler = Scheduler(admin, informers, None, "volcano", schedule_period=0.2)
+    informers.start()
+    assert informers.wait_for_cache_sync(30)
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
+    thread.start()
+    try:
+        admin.create(R.PODGROUPS, podgroup_body("job", NS, 2))
+        names = [f"job-{i}" for i in range(2)]
+        for name in names:
+            admin.create(
+                R.PODS,
+                pod_body(
+                    name,
+                    NS,
+                    requests={GPU: "1", "cpu": "10m"},
+                    annotations={"scheduling.k8s.io/group-name": "job"},
+                ),
+            )
+        wait_for(lambda: all(admin.get(R.PODS, n, NS)["spec"].get("nodeName") for n in names))
+
+        def allocated() -> dict[str, Any]:
+            return dict((admin.get(R.QUEUES, "default").get("status") or {}).get("allocated") or {})
+
+        wait_for(lambda: allocated().get(GPU) == "2", timeout=30)
+        for name in names:
+            force_delete_pod(admin, name, NS)
+        wait_for(lambda: GPU not in allocated(), timeout=30)
+        time.sleep(2)  # the last write reaches the informer; the cache settles
+        before = len(_queue_status_writes(cp))
+        cycles_before = scheduler_cycles(scheduler)
+        time.sleep(10)
+        writes = _queue_status_writes(cp)[before:]
+        assert writes == [], [
+            (w["objectRef"]["name"], w["requestReceivedTimestamp"]) for w in writes
+        ]
+        assert before >= 2  # the test saw the writer write (amounts up, then removed)
+        assert scheduler_cycles(scheduler) > cycles_before  # it kept cycling meanwhile
+    finally:
+        stop.set()
+        scheduler.cache.changed.set()
+        thread.join(10)
+        informers.shutdown()
+
+
+def scheduler_cycles(scheduler: Scheduler) -> int:
+    """How many queue syncs the scheduler has made (one per cycle)."""
+    return scheduler.queue_status.syncs
