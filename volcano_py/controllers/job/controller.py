@@ -15,7 +15,7 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
   on, gets the plain key instead, queued ``RECOUNT_DELAY_S`` later, so a burst of pod
   updates is one sync and one status write;
 - a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
-  pods be created);
+  pods be created; an ``Unknown`` one carries the ``Unknown`` event for policies);
 - a ``bus.volcano.sh`` Command added whose target is a vcjob (``vcctl job suspend/resume``
   write them) -> a request carrying its action; the sync deletes the Command, then acts.
 
@@ -260,7 +260,9 @@ class JobController:
         if ref is None or ref.get("kind") != KIND or ref.get("apiVersion") != API_VERSION:
             return
         namespace = (new.get("metadata") or {}).get("namespace", "")
-        self.queue.add(Request(f"{namespace}/{ref.get('name')}"))
+        unknown = (new.get("status") or {}).get("phase") == "Unknown"  # Volcano's JobUnknownEvent
+        event = Event.UNKNOWN if unknown else ""
+        self.queue.add(Request(f"{namespace}/{ref.get('name')}", event=event))
 
 
 def register(registry: ControllerRegistry) -> None:

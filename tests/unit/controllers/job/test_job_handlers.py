@@ -90,3 +90,16 @@ def test_own_status_writes_do_not_requeue_the_job() -> None:
     assert len(c.queue) == 0
     c._job_updated(JOB, dict(JOB, spec={**JOB["spec"], "minAvailable": 2}))
     assert len(c.queue) == 1
+
+
+def test_podgroup_turning_unknown_carries_the_unknown_event() -> None:
+    c = controller()
+    ref = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "job",
+           "uid": "uid-1", "controller": True}  # fmt: skip
+    meta = {"name": "job-uid-1", "namespace": "ns", "ownerReferences": [ref]}
+    c._podgroup_updated({"metadata": meta, "status": {"phase": "Running"}},
+                        {"metadata": meta, "status": {"phase": "Unknown"}})  # fmt: skip
+    assert c.queue.get() == Request("ns/job", event="Unknown")
+    c._podgroup_updated({"metadata": meta, "status": {"phase": "Pending"}},
+                        {"metadata": meta, "status": {"phase": "Inqueue"}})  # fmt: skip
+    assert c.queue.get() == Request("ns/job")
