@@ -52,6 +52,7 @@ from volcano_py.kube.idle_trim import IdleTrimmer
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.kube.leaderelection import LeaderElector
 from volcano_py.kube.runtime import freeze_after_sync
+from volcano_py.kube.store import Store
 from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
@@ -60,7 +61,7 @@ from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
 from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView
-from webhooks import hypernodes
+from webhooks import hypernodes, jobs
 from webhooks.app import create_app
 from webhooks.probe import WebhookProbe
 from webhooks.router import AdmissionRouter
@@ -212,6 +213,8 @@ class Manager:
 
         self.router = AdmissionRouter()
         hypernodes.register(self.router, self.informers.informer(R.HYPERNODES).store)
+        queues = self.informers.informer(R.QUEUES).store
+        jobs.register(self.router, queues.get, functools.partial(child_queues, queues))
         self.topology: TopologyView | None = None
         if options.ui_enabled:
             # the scheduler's cache when there is one (every replica builds it), else its own
@@ -424,3 +427,8 @@ def _terminate_worker(reason: str) -> None:
     """Ask our own process to exit gracefully (gunicorn's master starts a fresh worker)."""
     del reason
     os.kill(os.getpid(), signal.SIGTERM)
+
+
+def child_queues(queues: Store, name: str) -> int:
+    """How many cached Queues name ``name`` as their parent (Job admission: leaf queues only)."""
+    return sum(1 for q in queues.list() if (q.get("spec") or {}).get("parent") == name)

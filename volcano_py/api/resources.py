@@ -35,6 +35,7 @@ CONFIGMAPS = APIResource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 SECRETS = APIResource("", "v1", "secrets", "Secret", namespaced=True)
 EVENTS = APIResource("", "v1", "events", "Event", namespaced=True)
 SERVICEACCOUNTS = APIResource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
+SERVICES = APIResource("", "v1", "services", "Service", namespaced=True)
 PODTEMPLATES = APIResource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
 LEASES = APIResource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
@@ -73,6 +74,12 @@ VALIDATING_ADMISSION_POLICY_BINDINGS = APIResource(
 HYPERNODES = APIResource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", False)
 PODGROUPS = APIResource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", True)
 QUEUES = APIResource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False)
+NETWORKPOLICIES = APIResource(
+    "networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", namespaced=True
+)
+# Volcano Jobs ("vcjobs"); not in BY_KIND, whose "Job" is batch/v1.
+VCJOBS = APIResource("batch.volcano.sh", "v1alpha1", "jobs", "Job", True)
+COMMANDS = APIResource("bus.volcano.sh", "v1alpha1", "commands", "Command", True)
 
 BY_KIND: dict[str, APIResource] = {
     r.kind: r

@@ -86,7 +86,7 @@ def add_parser(subparsers: Any) -> None:
         action="append",
         default=None,
         help="controllers to run: '*', 'name', '-name' (comma-separated, repeatable;"
-        " default '*': hyperNode-controller, pg-controller)",
+        " default '*': hyperNode-controller, job-controller, pg-controller)",
     )
     p.add_argument(
         "--scheduler-name",

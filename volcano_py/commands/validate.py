@@ -1,5 +1,8 @@
 """``volcano-py validate FILE... [--existing FILE]``: lint HyperNode manifests without a cluster.
 
+Volcano Jobs (``batch.volcano.sh/v1alpha1``) in the files are checked too, with the Job
+webhook's create rules (``webhooks/jobs``) except the queue lookup.
+
 Runs, for every HyperNode in the files, exactly what a cluster running volcano-py would do
 on ``kubectl apply``: strict field validation (an unknown field such as ``spec.tierNmae`` is
 refused, as kubectl does by default), the CRD's structural schema and CEL rules (what the API
@@ -37,10 +40,12 @@ from volcano_py.commands.inputs import InputError, read_text, yaml_problem
 from volcano_py.commands.strictfields import unknown_fields
 from webhooks.hypernodes.tree import StaticLister
 from webhooks.hypernodes.validator import HyperNodeValidator
+from webhooks.jobs.rules import plugin_warnings, validate_create
 
 KIND = "HyperNode"
 API_GROUP = "topology.volcano.sh/"
 API_VERSION = API_GROUP + "v1alpha1"
+VCJOB_API_VERSION = "batch.volcano.sh/v1alpha1"
 NO_NAME = "metadata.name: Required value: name or generateName is required"
 
 
@@ -109,6 +114,11 @@ def validate_documents(
     lines: list[str] = []
     any_denied = False
     for doc in documents:
+        if is_vcjob(doc.obj):
+            job_lines, job_denied = validate_vcjob(doc)
+            lines += job_lines
+            any_denied |= job_denied
+            continue
         if not is_hypernode(doc.obj):
             refusal = type_refusal(doc, ignore_other_kinds)
             if refusal:
@@ -136,6 +146,24 @@ def validate_documents(
             any_denied = True
         lines += [f"WARNING {name}: {w}" for w in verdict.warnings]
     return lines, any_denied
+
+
+def is_vcjob(obj: Any) -> bool:
+    """A Volcano Job (``batch.volcano.sh/v1alpha1``): checked with the Job admission rules."""
+    return (
+        isinstance(obj, dict)
+        and obj.get("kind") == "Job"
+        and obj.get("apiVersion") == (VCJOB_API_VERSION)
+    )
+
+
+def validate_vcjob(doc: Document) -> tuple[list[str], bool]:
+    """The Job webhook's create rules, offline (the queue is not looked up)."""
+    name = _name(doc.obj) or f"{doc.path}:{doc.line}"
+    problems = validate_create(doc.obj)
+    if problems:
+        return [f"DENIED {name}: {'; '.join(problems)}"], True
+    return [f"OK {name}"] + [f"WARNING {name}: {w}" for w in plugin_warnings(doc.obj)], False
 
 
 def is_hypernode(obj: Any) -> bool:

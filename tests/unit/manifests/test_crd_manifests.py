@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,9 @@ CRD_DIR = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 HYPERNODES = "topology.volcano.sh_hypernodes.yaml"
 PODGROUPS = "scheduling.volcano.sh_podgroups.yaml"
 QUEUES = "scheduling.volcano.sh_queues.yaml"
-ALL_CRDS = [HYPERNODES, PODGROUPS, QUEUES]
+JOBS = "batch.volcano.sh_jobs.yaml"
+COMMANDS = "bus.volcano.sh_commands.yaml"
+ALL_CRDS = [HYPERNODES, PODGROUPS, QUEUES, JOBS, COMMANDS]
 
 AT_LEAST_ONE_RULE = "has(self.exactMatch) || has(self.regexMatch) || has(self.labelMatch)"
 AT_LEAST_ONE_MESSAGE = "Either ExactMatch or RegexMatch or LabelMatch must be specified"
@@ -53,11 +56,20 @@ SCHEMA_KEYS = {
 
 @functools.cache
 def load(name: str) -> dict[str, Any]:
-    """Parse one manifest (cached: tests only read it)."""
-    docs = list(yaml.safe_load_all((CRD_DIR / name).read_text()))
+    """Parse one manifest (cached: tests only read it; libyaml: the Job CRD is 4,000 lines)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    docs = list(yaml.load_all((CRD_DIR / name).read_text(), Loader=loader))
     assert len(docs) == 1, f"{name} must hold exactly one document"
     doc: dict[str, Any] = docs[0]
     return doc
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_parsed_crds() -> Iterator[None]:
+    # The parsed Job CRD is ~100k objects: held for the session, it slows every later full
+    # garbage collection (tests/unit/scheduler/test_no_cyclic_garbage.py runs several).
+    yield
+    load.cache_clear()
 
 
 def version(name: str) -> dict[str, Any]:
@@ -155,8 +167,10 @@ def test_crd_manifest_round_trips_through_the_v1_crd_model_unchanged(name: str) 
          "Namespaced", "v1beta1"),
         (QUEUES, "scheduling.volcano.sh", "Queue", "queue", ["q", "queue-v1beta1"], "Cluster",
          "v1beta1"),
+        (JOBS, "batch.volcano.sh", "Job", "job", ["vcjob", "vj"], "Namespaced", "v1alpha1"),
+        (COMMANDS, "bus.volcano.sh", "Command", "command", [], "Namespaced", "v1alpha1"),
     ],
-    ids=["hypernode", "podgroup", "queue"],
+    ids=["hypernode", "podgroup", "queue", "job", "command"],
 )  # fmt: skip
 def test_crd_manifest_names_scope_and_single_served_storage_version(
     name: str,
@@ -170,21 +184,26 @@ def test_crd_manifest_names_scope_and_single_served_storage_version(
     spec = load(name)["spec"]
     assert spec["group"] == group
     assert spec["scope"] == scope
-    assert spec["names"] == {
+    names = {
         "kind": kind,
         "listKind": f"{kind}List",
         "plural": f"{singular}s",
         "singular": singular,
-        "shortNames": short_names,
     }
+    assert spec["names"] == ({**names, "shortNames": short_names} if short_names else names)
     ver = version(name)
     assert (ver["name"], ver["served"], ver["storage"]) == (version_name, True, True)
 
 
 @pytest.mark.parametrize(
     ("name", "subresources"),
-    [(HYPERNODES, {"status": {}}), (PODGROUPS, {}), (QUEUES, {"status": {}})],
-    ids=["hypernode", "podgroup-has-none-like-volcano", "queue"],
+    [
+        (HYPERNODES, {"status": {}}),
+        (PODGROUPS, {}),
+        (QUEUES, {"status": {}}),
+        (JOBS, {"status": {}}),
+    ],
+    ids=["hypernode", "podgroup-has-none-like-volcano", "queue", "job"],
 )
 def test_crd_manifest_subresources_match_volcano(name: str, subresources: dict[str, Any]) -> None:
     assert version(name).get("subresources", {}) == subresources
@@ -202,8 +221,13 @@ def test_crd_manifest_subresources_match_volcano(name: str, subresources: dict[s
                      ("AGE", "date", ".metadata.creationTimestamp"),
                      ("QUEUE", "string", ".spec.queue")]),
         (QUEUES, [("PARENT", "string", ".spec.parent")]),
+        (JOBS, [("STATUS", "string", ".status.state.phase"),
+                ("minAvailable", "integer", ".status.minAvailable"),
+                ("RUNNINGS", "integer", ".status.running"),
+                ("AGE", "date", ".metadata.creationTimestamp"),
+                ("QUEUE", "string", ".spec.queue")]),
     ],
-    ids=["hypernode", "podgroup", "queue"],
+    ids=["hypernode", "podgroup", "queue", "job"],
 )  # fmt: skip
 def test_crd_manifest_printer_columns_match_volcano(
     name: str, columns: list[tuple[str, str, str]]
@@ -412,6 +436,88 @@ def test_podgroup_spec_fields_are_volcanos() -> None:
 )  # fmt: skip
 def test_queue_field_constraints(path: str, constraints: dict[str, Any]) -> None:
     assert schema_at(QUEUES, path) == constraints
+
+
+JOB_EVENTS = [
+    "*", "PodPending", "PodRunning", "PodFailed", "PodEvicted", "Unknown", "TaskCompleted",
+    "OutOfSync", "CommandIssued", "JobUpdated", "TaskFailed",
+]  # fmt: skip
+
+
+def test_job_spec_and_task_fields_are_volcanos() -> None:
+    assert sorted(schema_at(JOBS, "spec")["properties"]) == [
+        "maxRetry", "minAvailable", "minSuccess", "networkTopology", "plugins", "policies",
+        "priorityClassName", "queue", "runningEstimate", "schedulerName", "tasks",
+        "ttlSecondsAfterFinished", "volumes",
+    ]  # fmt: skip
+    assert sorted(schema_at(JOBS, "spec.tasks.[]")["properties"]) == [
+        "dependsOn", "maxRetry", "minAvailable", "name", "partitionPolicy", "policies",
+        "replicas", "template", "topologyPolicy",
+    ]  # fmt: skip
+    assert sorted(schema_at(JOBS, "status")["properties"]) == [
+        "conditions", "controlledResources", "failed", "minAvailable", "pending", "retryCount",
+        "running", "runningDuration", "state", "succeeded", "taskStatusCount", "terminating",
+        "unknown", "version",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "constraints"),
+    [
+        ("spec.maxRetry", {"type": "integer", "format": "int32", "default": 3, "minimum": 0}),
+        ("spec.minSuccess", {"type": "integer", "format": "int32", "minimum": 1}),
+        ("spec.queue", {"type": "string", "default": "default", "maxLength": 253,
+                        "pattern": DNS_SUBDOMAIN}),
+        ("spec.schedulerName", {"type": "string", "maxLength": 63}),
+        ("spec.tasks.[].name", {"type": "string", "maxLength": 63,
+                                "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}),
+        ("spec.tasks.[].replicas", {"type": "integer", "format": "int32", "minimum": 0}),
+        ("spec.tasks.[].partitionPolicy.partitionSize",
+         {"type": "integer", "format": "int32", "minimum": 1}),
+        ("spec.tasks.[].partitionPolicy.minPartitions",
+         {"type": "integer", "format": "int32", "default": 0, "minimum": 0}),
+        ("spec.policies.[].event", {"type": "string", "enum": JOB_EVENTS}),
+        ("spec.tasks.[].topologyPolicy",
+         {"type": "string", "enum": ["none", "best-effort", "restricted", "single-numa-node"]}),
+        ("status.state.phase", {"type": "string", "enum": [
+            "Pending", "Aborting", "Aborted", "Running", "Restarting", "Completing", "Completed",
+            "Terminating", "Terminated", "Failed"]}),
+    ],
+    ids=["max-retry", "min-success", "queue", "scheduler-name", "task-name", "replicas",
+         "partition-size", "min-partitions", "policy-event", "topology-policy", "phase"],
+)  # fmt: skip
+def test_job_field_constraints(path: str, constraints: dict[str, Any]) -> None:
+    assert schema_at(JOBS, path) == constraints
+
+
+def test_job_network_topology_matches_the_podgroups_and_partition_policy_requires_its_sizes() -> (
+    None
+):
+    assert schema_at(JOBS, "spec.networkTopology") == schema_at(PODGROUPS, "spec.networkTopology")
+    assert schema_at(JOBS, "spec.tasks.[].partitionPolicy")["required"] == [
+        "partitionSize", "totalPartitions",
+    ]  # fmt: skip
+
+
+def test_job_task_template_is_the_full_pod_template_schema() -> None:
+    template = schema_at(JOBS, "spec.tasks.[].template")
+    assert sorted(template["properties"]) == ["metadata", "spec"]
+    pod_spec = template["properties"]["spec"]
+    assert pod_spec["required"] == ["containers"]
+    assert {"containers", "initContainers", "schedulerName", "volumes"} <= set(
+        pod_spec["properties"]
+    )
+
+
+def test_command_targets_an_owner_reference_and_carries_an_action() -> None:
+    root = version(COMMANDS)["schema"]["openAPIV3Schema"]
+    assert sorted(root["properties"]) == [
+        "action", "apiVersion", "kind", "message", "metadata", "reason", "target",
+    ]  # fmt: skip
+    target = schema_at(COMMANDS, "target")
+    assert target["required"] == ["apiVersion", "kind", "name", "uid"]
+    assert target["x-kubernetes-map-type"] == "atomic"
+    assert "additionalPrinterColumns" not in version(COMMANDS)
 
 
 def test_kustomization_lists_exactly_the_crds() -> None:

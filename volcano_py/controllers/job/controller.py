@@ -1,0 +1,270 @@
+"""``job-controller``: runs Volcano Jobs (``batch.volcano.sh/v1alpha1``, "vcjobs") unchanged.
+
+Wiring (``initialize``, no I/O): it reads four shared informers, vcjobs, Pods, PodGroups
+and Commands, and adds one index to the pod cache (pods by their controlling vcjob's uid).
+Handlers only turn events into ``Request`` items on one rate-limited queue, as Volcano's
+``job_controller_handler.go`` does:
+
+- a Job added -> its key; updated -> its key when its spec or phase changed (our own status
+  writes do not requeue it); deleted -> forgotten (its pods and PodGroup carry owner
+  references, the garbage collector removes them);
+- a pod of a vcjob updated -> a request with the event its new phase means (``PodFailed``
+  with the first container's exit code, ``TaskCompleted`` when every pod of its task
+  succeeded, ``PodRunning``, ``PodPending``) so policies can react; deleted -> ``PodEvicted``
+  unless this controller deleted it. A Job without policies, or an event no policy can act
+  on, gets the plain key instead, queued ``RECOUNT_DELAY_S`` later, so a burst of pod
+  updates is one sync and one status write;
+- a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
+  pods be created; an ``Unknown`` one carries the ``Unknown`` event for policies);
+- a ``bus.volcano.sh`` Command added whose target is a vcjob (``vcctl job suspend/resume``
+  write them) -> a request carrying its action; the sync deletes the Command, then acts.
+
+``run`` starts the informers (idempotent), waits for their first lists, then runs
+``worker_threads`` workers calling ``JobSync.sync``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from volcano_py.api import resources as R
+from volcano_py.api.meta import annotations_of, controller_ref, is_being_deleted, labels_of
+from volcano_py.api.vcjob import (
+    API_VERSION,
+    JOB_NAME_KEY,
+    JOB_VERSION,
+    KIND,
+    TASK_PARTITION_ID,
+    TASK_SPEC_KEY,
+    Event,
+)
+from volcano_py.api.vcjob import JOB_CONTROLLER_NAME as NAME
+from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
+from volcano_py.controllers.job.interfaces import (
+    JOB_UID_INDEX,
+    Caches,
+    Request,
+    job_pods,
+    job_uid_index,
+)
+from volcano_py.controllers.job.sync import JobSync
+from volcano_py.kube.events import DiscardRecorder, Recorder
+from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
+from volcano_py.kube.store import key_of
+from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+_SYNC_POLL_S = 0.5
+# Pod updates that only change the Job's counts wait this long, so the updates of a gang's
+# pods (bound, Running, ...) coalesce into one status write instead of one each.
+RECOUNT_DELAY_S = 0.5
+# Events no policy can act on (Volcano's internal events): they only sync.
+_SYNC_ONLY = frozenset({Event.OUT_OF_SYNC, Event.POD_RUNNING, Event.COMMAND_ISSUED})
+
+
+def pod_event(old: JSON | None, new: JSON, task_pods: list[JSON]) -> tuple[str, int | None]:
+    """The event a pod's update means (Volcano's ``updatePod``) and the exit code, if any."""
+    old_phase = ((old or {}).get("status") or {}).get("phase")
+    status = new.get("status") or {}
+    phase = status.get("phase")
+    if phase == "Failed" and old_phase != "Failed":
+        statuses = status.get("containerStatuses") or []
+        terminated = ((statuses[0] if statuses else {}).get("state") or {}).get("terminated")
+        code = terminated.get("exitCode") if isinstance(terminated, dict) else None
+        return Event.POD_FAILED, code if isinstance(code, int) else None
+    if phase == "Succeeded" and old_phase != "Succeeded":
+        done = all((p.get("status") or {}).get("phase") == "Succeeded" for p in task_pods)
+        return (Event.TASK_COMPLETED if done else Event.OUT_OF_SYNC), None
+    if phase == "Running" and old_phase != "Running":
+        return Event.POD_RUNNING, None
+    if phase == "Pending" and old_phase != "Pending":
+        return Event.POD_PENDING, None
+    return Event.OUT_OF_SYNC, None
+
+
+class JobController:
+    """The ``job-controller`` (Volcano's ``jobcontroller``); see the module docstring."""
+
+    def __init__(self) -> None:
+        self._options: ControllerOptions | None = None
+        self._informers: list[Informer] = []
+        self._registrations: list[HandlerRegistration] = []
+        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(NAME)
+        self.sync_state: JobSync | None = None
+
+    @property
+    def name(self) -> str:
+        """``job-controller``."""
+        return NAME
+
+    def initialize(self, options: ControllerOptions) -> None:
+        """Get the shared informers, index pods by vcjob, register the handlers."""
+        self._options = options
+        factory = options.informers
+        jobs = factory.informer(R.VCJOBS)
+        pods = factory.informer(R.PODS)
+        podgroups = factory.informer(R.PODGROUPS)
+        commands = factory.informer(R.COMMANDS)
+        self._informers = [jobs, pods, podgroups, commands]
+        try:
+            pods.add_indexers({JOB_UID_INDEX: job_uid_index})
+        except ValueError:
+            log.debug("pod index %s already present", JOB_UID_INDEX)
+        recorder: Recorder = options.recorder if options.recorder is not None else DiscardRecorder()
+        self.sync_state = JobSync(
+            options.client,
+            Caches(jobs.store, pods.store, podgroups.store),
+            recorder,
+            enqueue_after=self.queue.add_after,
+        )
+        self._registrations = [
+            jobs.add_event_handler(
+                EventHandler(
+                    on_add=self._job_added, on_update=self._job_updated, on_delete=self._job_gone
+                )
+            ),
+            pods.add_event_handler(
+                EventHandler(on_update=self._pod_updated, on_delete=self._pod_gone)
+            ),
+            podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
+            commands.add_event_handler(EventHandler(on_add=self._command_added)),
+        ]
+
+    def run(self, stop: threading.Event) -> None:
+        """Start the informers, wait for their caches, run the workers until ``stop``."""
+        if self._options is None:
+            raise RuntimeError("job-controller: run() before initialize()")
+        self._options.informers.start()
+        while not all(informer.wait_for_sync(_SYNC_POLL_S) for informer in self._informers):
+            if stop.is_set():
+                return
+        log.info("%s: caches synced", self.name)
+        try:
+            run_workers(
+                self.queue, max(1, self._options.worker_threads), self.sync, stop, self.name
+            )
+        finally:
+            if self.sync_state is not None:
+                self.sync_state.close()
+
+    def sync(self, request: Request) -> None:
+        """Reconcile one queued request (the worker's sync function)."""
+        if self.sync_state is None:
+            raise RuntimeError("job-controller: sync() before initialize()")
+        self.sync_state.sync(request)
+
+    # --- handlers: events in, requests out -------------------------------------------------
+
+    def _job_added(self, job: JSON) -> None:
+        self.queue.add(Request(key_of(job)))
+
+    def _job_updated(self, old: JSON, new: JSON) -> None:
+        phase = ((old.get("status") or {}).get("state") or {}).get("phase")
+        new_phase = ((new.get("status") or {}).get("state") or {}).get("phase")
+        if old.get("spec") != new.get("spec") or phase != new_phase or is_being_deleted(new):
+            self.queue.add(Request(key_of(new), event=Event.OUT_OF_SYNC))
+
+    def _job_gone(self, job: JSON) -> None:
+        if self.sync_state is not None:
+            self.sync_state.forget(key_of(job))
+
+    def _pod_request(self, pod: JSON, event: str, exit_code: int | None = None) -> Request | None:
+        ref = controller_ref(pod)
+        if ref is None or ref.get("kind") != KIND or ref.get("apiVersion") != API_VERSION:
+            return None
+        annotations = annotations_of(pod)
+        job_name = annotations.get(JOB_NAME_KEY)
+        task = annotations.get(TASK_SPEC_KEY)
+        try:
+            version = int(annotations.get(JOB_VERSION, ""))
+        except ValueError:
+            return None
+        if not job_name or task is None:
+            return None
+        namespace = (pod.get("metadata") or {}).get("namespace", "")
+        key = f"{namespace}/{job_name}"
+        if event in _SYNC_ONLY or not self._has_policies(key):
+            return Request(key)  # only a sync: one queue item per job, deduplicated
+        return Request(
+            key,
+            event=event,
+            task=task,
+            pod=(pod.get("metadata") or {}).get("name", ""),
+            partition=labels_of(pod).get(TASK_PARTITION_ID, ""),
+            exit_code=exit_code,
+            version=version,
+            job_uid=str(ref.get("uid", "")),
+        )
+
+    def _has_policies(self, key: str) -> bool:
+        job = self.sync_state.caches.jobs.get(key) if self.sync_state is not None else None
+        if job is None:
+            return True  # not cached yet: keep the event, the sync decides
+        spec = job.get("spec") or {}
+        return bool(spec.get("policies")) or any(
+            isinstance(t, dict) and t.get("policies") for t in spec.get("tasks") or []
+        )
+
+    def _pod_updated(self, old: JSON, new: JSON) -> None:
+        if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
+            "resourceVersion"
+        ):
+            return
+        task = annotations_of(new).get(TASK_SPEC_KEY)
+        ref = controller_ref(new) or {}
+        siblings = [
+            p
+            for p in (job_pods(self.sync_state.caches.pods, str(ref.get("uid", "")))
+                      if self.sync_state is not None else [])
+            if annotations_of(p).get(TASK_SPEC_KEY) == task
+        ]  # fmt: skip
+        event, code = pod_event(old, new, siblings)
+        self._queue_pod_request(self._pod_request(new, event, code))
+
+    def _pod_gone(self, pod: JSON) -> None:
+        ours = self.sync_state is not None and self.sync_state.deleted_by_us(pod)
+        event = Event.OUT_OF_SYNC if ours else Event.POD_EVICTED
+        self._queue_pod_request(self._pod_request(pod, event))
+
+    def _queue_pod_request(self, request: Request | None) -> None:
+        """Events for policies at once; a plain recount a moment later, so a burst is one."""
+        if request is None:
+            return
+        if request.event:
+            self.queue.add(request)
+        else:
+            self.queue.add_after(request, RECOUNT_DELAY_S)
+
+    def _command_added(self, command: JSON) -> None:
+        target = command.get("target") or {}
+        if target.get("apiVersion") != API_VERSION or target.get("kind") != KIND:
+            return
+        meta = command.get("metadata") or {}
+        self.queue.add(
+            Request(
+                f"{meta.get('namespace', '')}/{target.get('name')}",
+                event=Event.COMMAND_ISSUED,
+                action=str(command.get("action") or ""),
+                command=str(meta.get("name", "")),
+            )
+        )
+
+    def _podgroup_updated(self, old: JSON, new: JSON) -> None:
+        if (old.get("status") or {}).get("phase") == (new.get("status") or {}).get("phase"):
+            return
+        ref = controller_ref(new)
+        if ref is None or ref.get("kind") != KIND or ref.get("apiVersion") != API_VERSION:
+            return
+        namespace = (new.get("metadata") or {}).get("namespace", "")
+        unknown = (new.get("status") or {}).get("phase") == "Unknown"  # Volcano's JobUnknownEvent
+        event = Event.UNKNOWN if unknown else ""
+        self.queue.add(Request(f"{namespace}/{ref.get('name')}", event=event))
+
+
+def register(registry: ControllerRegistry) -> None:
+    """Register ``job-controller`` in ``registry``."""
+    registry.register(NAME, JobController)

@@ -1,0 +1,312 @@
+"""Job plugins (``spec.plugins``): ``env``, ``svc`` and ``ssh``, producing what Volcano's produce.
+
+A plugin has three hooks, called by ``sync.py`` the way Volcano's job controller calls them:
+
+- ``on_pod_create(pod, job)``: change a pod before it is created (pure);
+- ``on_job_add(job, writer)``: create what the job needs (a Service, a ConfigMap, a Secret)
+  while it is being initiated; the controller then records ``plugin-<name>: <name>`` in
+  ``status.controlledResources`` so it happens once;
+- ``on_job_delete(job, writer)``: delete it again when the whole job is killed (restart,
+  abort, finish); a restarted job adds it afresh.
+
+Everything created carries a controller owner reference to the Job, so deleting the Job
+removes it too (the garbage collector). Volcano's plugins:
+
+- **env**: ``VK_TASK_INDEX`` and ``VC_TASK_INDEX`` = the pod's index, in every container.
+- **svc**: the pod's ``hostname`` (its name) and ``subdomain`` (the job name); a headless
+  Service named after the job selecting its pods; a ConfigMap ``<job>-svc`` with
+  ``<task>.host`` (hosts one per line), ``VC_<TASK>_HOSTS`` (comma-separated) and
+  ``VC_<TASK>_NUM``, mounted at ``/etc/volcano`` and (unless ``--inject-hosts-env=false``)
+  given to containers as env vars; a NetworkPolicy letting only the job's pods in
+  (``--disable-network-policy`` turns it off); ``--publish-not-ready-addresses``.
+- **ssh**: a Secret ``<job>-ssh`` with a fresh 2048-bit RSA key (``id_rsa``,
+  ``id_rsa.pub``, ``authorized_keys``) and an ssh ``config`` naming every pod, mounted at
+  ``/root/.ssh`` (``--ssh-key-file-path``; mode 0600, 0644 elsewhere); ``--ssh-port``,
+  ``--ssh-private-key``/``--ssh-public-key`` for a key of the user's.
+
+Arguments are Volcano's flags (``--name=value``, ``--flag`` for true). Unknown plugin names
+are reported by the controller, not here.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from volcano_py.api import resources as R
+from volcano_py.api.vcjob import (
+    JOB_NAME_KEY,
+    JOB_NAMESPACE_KEY,
+    TASK_INDEX,
+    JobView,
+    job_owner_reference,
+)
+from volcano_py.kube.errors import AlreadyExists, NotFound
+
+JSON = dict[str, Any]
+CONFIGMAP_MOUNT_PATH = "/etc/volcano"
+SSH_ABSOLUTE_PATH = "/root/.ssh"
+SSH_RELATIVE_PATH = ".ssh"
+SSH_FILES = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
+
+
+class Writer(Protocol):
+    """The client verbs plugins use."""
+
+    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
+        """POST a new object."""
+        ...
+
+    def delete(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
+        """DELETE an object."""
+        ...
+
+
+def flags(arguments: Sequence[str]) -> dict[str, str]:
+    """Volcano's plugin flags: ``--name=value`` -> name: value, ``--name`` -> name: "true"."""
+    out: dict[str, str] = {}
+    for arg in arguments:
+        key, _, value = arg.lstrip("-").partition("=")
+        out[key] = value if "=" in arg else "true"
+    return out
+
+
+def _containers(pod: JSON) -> Iterator[JSON]:
+    spec = pod.setdefault("spec", {})
+    yield from spec.get("containers") or []
+    yield from spec.get("initContainers") or []
+
+
+def _owned(job: Mapping[str, Any], view: JobView, name: str) -> JSON:
+    return {"name": name, "namespace": view.namespace,
+            "ownerReferences": [job_owner_reference(job)]}  # fmt: skip
+
+
+def _create(writer: Writer, resource: R.APIResource, body: JSON, namespace: str) -> None:
+    with contextlib.suppress(AlreadyExists):
+        writer.create(resource, body, namespace)
+
+
+def _delete(writer: Writer, resource: R.APIResource, name: str, namespace: str) -> None:
+    with contextlib.suppress(NotFound):
+        writer.delete(resource, name, namespace)
+
+
+def hosts(view: JobView) -> dict[str, list[str]]:
+    """Per task, the ``hostname.subdomain`` of each pod (one when the template fixes it)."""
+    out: dict[str, list[str]] = {}
+    for task in view.tasks:
+        spec = task.template.get("spec") or {}
+        fixed, subdomain = spec.get("hostname") or "", spec.get("subdomain") or view.name
+        if fixed:  # every pod has the same hostname: one entry (none without pods)
+            names = [fixed] if task.replicas > 0 else []
+        else:
+            names = [f"{view.name}-{task.name}-{i}" for i in range(task.replicas)]
+        out[task.name] = [f"{n}.{subdomain}" for n in names]
+    return out
+
+
+@dataclass
+class EnvPlugin:
+    """``env``: the pod's index as ``VK_TASK_INDEX`` and ``VC_TASK_INDEX``."""
+
+    name: str = "env"
+
+    def on_pod_create(self, pod: JSON, view: JobView) -> None:
+        """Add the index variables to every container."""
+        index = (pod.get("metadata") or {}).get("labels", {}).get(TASK_INDEX, "")
+        for container in _containers(pod):
+            env = container.setdefault("env", [])
+            env += [{"name": "VK_TASK_INDEX", "value": index},
+                    {"name": "VC_TASK_INDEX", "value": index}]  # fmt: skip
+
+    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Nothing to create."""
+
+    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Nothing to delete."""
+
+
+def _env_key(task: str) -> str:
+    return task.replace("-", "_")
+
+
+@dataclass
+class SvcPlugin:
+    """``svc``: headless Service, hosts ConfigMap and env, NetworkPolicy."""
+
+    arguments: Sequence[str] = ()
+    name: str = "svc"
+
+    def _flag(self, key: str, default: bool) -> bool:
+        value = flags(self.arguments).get(key)
+        return default if value is None else value.lower() == "true"
+
+    def configmap_name(self, view: JobView) -> str:
+        """``<job>-svc``."""
+        return f"{view.name}-{self.name}"
+
+    def on_pod_create(self, pod: JSON, view: JobView) -> None:
+        """Hostname, subdomain, hosts env vars and the hosts ConfigMap mounted."""
+        spec = pod.setdefault("spec", {})
+        spec["hostname"] = spec.get("hostname") or pod["metadata"]["name"]
+        spec["subdomain"] = spec.get("subdomain") or view.name
+        cm = self.configmap_name(view)
+        if self._flag("inject-hosts-env", True):
+            names = []
+            for task in view.tasks:
+                key = _env_key(task.name).upper()
+                names += [f"VC_{key}_HOSTS", f"VC_{key}_NUM"]
+            env = [{"name": n, "valueFrom": {"configMapKeyRef": {"name": cm, "key": n}}}
+                   for n in names]  # fmt: skip
+            for container in _containers(pod):
+                container.setdefault("env", []).extend(env)
+        spec.setdefault("volumes", []).append({"name": cm, "configMap": {"name": cm}})
+        for container in _containers(pod):
+            container.setdefault("volumeMounts", []).append(
+                {"name": cm, "mountPath": CONFIGMAP_MOUNT_PATH}
+            )
+
+    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Create the hosts ConfigMap, the headless Service and the NetworkPolicy."""
+        data: dict[str, str] = {}
+        for task, names in hosts(view).items():
+            key = _env_key(task)
+            data[f"{key}.host"] = "\n".join(names)
+            data[f"VC_{key.upper()}_HOSTS"] = ",".join(names)
+            data[f"VC_{key.upper()}_NUM"] = str(len(names))
+        ns = view.namespace
+        meta = _owned(job, view, self.configmap_name(view))
+        _create(writer, R.CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": meta, "data": data}, ns)  # fmt: skip
+        selector = {JOB_NAME_KEY: view.name, JOB_NAMESPACE_KEY: ns}
+        service: JSON = {
+            "apiVersion": "v1", "kind": "Service", "metadata": _owned(job, view, view.name),
+            "spec": {"clusterIP": "None", "selector": selector,
+                     "publishNotReadyAddresses": self._flag("publish-not-ready-addresses", False)},
+        }  # fmt: skip
+        _create(writer, R.SERVICES, service, ns)
+        if not self._flag("disable-network-policy", False):
+            policy: JSON = {
+                "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "metadata": _owned(job, view, view.name),
+                "spec": {"podSelector": {"matchLabels": selector},
+                         "ingress": [{"from": [{"podSelector": {"matchLabels": selector}}]}],
+                         "policyTypes": ["Ingress"]},
+            }  # fmt: skip
+            _create(writer, R.NETWORKPOLICIES, policy, ns)
+
+    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Delete the ConfigMap, the Service and the NetworkPolicy."""
+        _delete(writer, R.CONFIGMAPS, self.configmap_name(view), view.namespace)
+        _delete(writer, R.SERVICES, view.name, view.namespace)
+        if not self._flag("disable-network-policy", False):
+            _delete(writer, R.NETWORKPOLICIES, view.name, view.namespace)
+
+
+def ssh_config(view: JobView, port: int) -> str:
+    """The ssh ``config``: every pod by its hostname, at ``hostname.subdomain``."""
+    lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
+    for names in hosts(view).values():
+        for full in names:
+            host = full.split(".", 1)[0]
+            lines += [f"Host {host}", f"  HostName {full}", f"  Port {port}"]
+    return "\n".join(lines) + "\n"
+
+
+def generate_key() -> tuple[bytes, bytes]:
+    """A fresh 2048-bit RSA key: PKCS#1 PEM private key, OpenSSH public key line."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+    )
+    return private, public + b"\n"
+
+
+@dataclass
+class SshPlugin:
+    """``ssh``: a key pair and ssh config in a Secret, mounted into every container."""
+
+    arguments: Sequence[str] = ()
+    key_source: Callable[[], tuple[bytes, bytes]] = generate_key
+    name: str = "ssh"
+
+    def _flags(self) -> dict[str, str]:
+        return flags(self.arguments)
+
+    def secret_name(self, view: JobView) -> str:
+        """``<job>-ssh``."""
+        return f"{view.name}-{self.name}"
+
+    def key_path(self) -> str:
+        """Where the keys are mounted."""
+        return self._flags().get("ssh-key-file-path") or SSH_ABSOLUTE_PATH
+
+    def port(self) -> int:
+        """``--ssh-port`` (22 when absent or out of range, as Volcano falls back)."""
+        try:
+            port = int(self._flags().get("ssh-port", "22"))
+        except ValueError:
+            return 22
+        return port if 0 < port <= 65535 else 22
+
+    def on_pod_create(self, pod: JSON, view: JobView) -> None:
+        """Mount the Secret's four files at the key path."""
+        name = self.secret_name(view)
+        mode = 0o600 if self.key_path() == SSH_ABSOLUTE_PATH else 0o644
+        items = [{"key": f, "path": f"{SSH_RELATIVE_PATH}/{f}"} for f in SSH_FILES]
+        volume = {"name": name, "secret": {"secretName": name, "items": items,
+                                           "defaultMode": mode}}  # fmt: skip
+        pod.setdefault("spec", {}).setdefault("volumes", []).append(volume)
+        for container in _containers(pod):
+            container.setdefault("volumeMounts", []).append(
+                {"name": name, "mountPath": self.key_path(), "subPath": SSH_RELATIVE_PATH}
+            )
+
+    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Create the Secret (the user's key when given, else a fresh one)."""
+        given = self._flags()
+        if given.get("ssh-private-key"):
+            private = given["ssh-private-key"].encode()
+            public = given.get("ssh-public-key", "").encode()
+        else:
+            private, public = self.key_source()
+        files = {"id_rsa": private, "id_rsa.pub": public, "authorized_keys": public,
+                 "config": ssh_config(view, self.port()).encode()}  # fmt: skip
+        secret = {"apiVersion": "v1", "kind": "Secret",
+                  "metadata": _owned(job, view, self.secret_name(view)),
+                  "data": {k: base64.b64encode(v).decode() for k, v in files.items()}}  # fmt: skip
+        _create(writer, R.SECRETS, secret, view.namespace)
+
+    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Delete the Secret."""
+        _delete(writer, R.SECRETS, self.secret_name(view), view.namespace)
+
+
+class JobPlugin(Protocol):
+    """The role every job plugin plays; see the module docstring."""
+
+    name: str
+
+    def on_pod_create(self, pod: JSON, view: JobView) -> None:
+        """Change a pod before it is created."""
+        ...
+
+    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Create what the job needs."""
+        ...
+
+    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Delete it again."""
+        ...

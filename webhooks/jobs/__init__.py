@@ -1,0 +1,108 @@
+"""The Volcano Job admission services: ``/jobs/validate`` and ``/jobs/mutate``.
+
+``register(router, queue_of, children)`` adds both to an ``AdmissionRouter`` with Volcano's
+webhook names and rules (``validatejob.volcano.sh`` for CREATE and UPDATE,
+``mutatejob.volcano.sh`` for CREATE, ``batch.volcano.sh/v1alpha1`` ``jobs``). The rules live
+in ``rules.py``; ``queue_of`` reads a Queue by name (the shared Queue cache in the manager),
+``children`` counts a queue's child queues. A denial lists every problem found, each naming
+its field.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from webhooks.admission import allowed, denied
+from webhooks.jobs.rules import (
+    QueueLookup,
+    default_patch,
+    plugin_warnings,
+    validate_create,
+    validate_update,
+)
+from webhooks.router import AdmissionRouter, WebhookRule
+
+log = logging.getLogger(__name__)
+
+VALIDATE_PATH = "/jobs/validate"
+MUTATE_PATH = "/jobs/mutate"
+VALIDATE_NAME = "validatejob.volcano.sh"
+MUTATE_NAME = "mutatejob.volcano.sh"
+
+
+def _rule(*operations: str) -> WebhookRule:
+    return WebhookRule(
+        operations=operations,
+        api_groups=("batch.volcano.sh",),
+        api_versions=("v1alpha1",),
+        resources=("jobs",),
+        scope="Namespaced",
+    )
+
+
+VALIDATE_RULES = (_rule("CREATE", "UPDATE"),)
+MUTATE_RULES = (_rule("CREATE"),)
+
+__all__ = ["MUTATE_PATH", "VALIDATE_PATH", "register"]
+
+
+def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    obj = request.get(key)
+    return obj if isinstance(obj, Mapping) else None
+
+
+def make_validate(
+    queue_of: QueueLookup | None, children: Callable[[str], int]
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The validating admission function."""
+
+    def validate_job(review: Mapping[str, Any]) -> dict[str, Any]:
+        request = review.get("request") or {}
+        operation = request.get("operation")
+        job = _object(request, "object")
+        if job is None:
+            return denied("request.object is not a Job object", "BadRequest")
+        if operation == "CREATE":
+            problems = validate_create(job, queue_of, children)
+        elif operation == "UPDATE":
+            old = _object(request, "oldObject")
+            problems = validate_update(old, job) if old is not None else []
+        else:
+            return allowed()
+        name = (job.get("metadata") or {}).get("name")
+        if problems:
+            log.info("job %s %s denied: %s", name, operation, "; ".join(problems))
+            return denied("; ".join(problems))
+        return allowed(plugin_warnings(job) if operation == "CREATE" else ())
+
+    return validate_job
+
+
+def mutate_job(review: Mapping[str, Any]) -> dict[str, Any]:
+    """The mutating admission function: Volcano's defaults as a JSON patch."""
+    request = review.get("request") or {}
+    job = _object(request, "object")
+    if request.get("operation") != "CREATE" or job is None:
+        return allowed()
+    patch = default_patch(job)
+    response = allowed()
+    if patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(orjson.dumps(patch)).decode()
+    return response
+
+
+def register(
+    router: AdmissionRouter,
+    queue_of: QueueLookup | None = None,
+    children: Callable[[str], int] = lambda name: 0,
+) -> None:
+    """Register ``/jobs/validate`` and ``/jobs/mutate``."""
+    router.register(VALIDATE_PATH, make_validate(queue_of, children), VALIDATE_RULES,
+                    name=VALIDATE_NAME)  # fmt: skip
+    router.register(MUTATE_PATH, mutate_job, MUTATE_RULES, name=MUTATE_NAME)

@@ -1,0 +1,325 @@
+"""Volcano's admission rules for Jobs (``batch.volcano.sh/v1alpha1``), as pure functions.
+
+``validate_create(job, queue_of)`` and ``validate_update(old, new)`` return the problems
+found, each naming the field (``spec.tasks[1].minAvailable: ...``); empty means allowed.
+``default_patch(job)`` returns the JSON patch of Volcano's mutating webhook (defaults).
+Volcano's rules (``pkg/webhooks/admission/jobs``), our wording:
+
+- create: at least one task; task ``minAvailable <= replicas``; unique task names; each
+  pod name ``<job>-<task>-<index>`` and the job name are qualified names; policies
+  (event or exitCode, not both; known events and actions; no duplicate event or exit code;
+  exit code not 0; ``*`` alone); ``partitionPolicy`` arithmetic (totalPartitions and
+  partitionSize > 0, replicas = totalPartitions x partitionSize, minAvailable =
+  minPartitions x partitionSize when minPartitions is set); ``networkTopology`` with a tier
+  number and a tier name at once; ``minAvailable <= sum of replicas``; volumes; the queue
+  exists, is Open, is not ``root`` and has no child queues; ``dependsOn`` forms a DAG.
+  Plugins: ``env``, ``svc``, ``ssh``, ``pytorch``, ``mpi`` and ``tensorflow`` run; a Job
+  naming another (Volcano's ``ray``, ``hcclrank``) is allowed with a warning.
+- update: only ``minAvailable``, ``tasks[*].replicas``/``minAvailable`` and
+  ``priorityClassName`` may change, within the same bounds; no task added or removed.
+- defaults: ``queue: default``, ``schedulerName: volcano``, ``maxRetry: 3``, job
+  ``minAvailable`` = sum of the tasks' minimums, task names ``default<i>``, task
+  ``minAvailable`` (``minPartitions x partitionSize`` when minPartitions is set, else
+  ``replicas``), task ``maxRetry: 3``, ``dnsPolicy: ClusterFirstWithHostNet`` with
+  ``hostNetwork``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from volcano_py.api.constants import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME
+from volcano_py.api.selectors import is_qualified_name
+
+JSON = dict[str, Any]
+QueueLookup = Callable[[str], Mapping[str, Any] | None]
+
+POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted",
+                 "TaskFailed", "JobUpdated")  # fmt: skip
+POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",
+                  "TerminateJob", "CompleteJob", "ResumeJob")  # fmt: skip
+DEFAULT_MAX_RETRY = 3
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    tasks = (job.get("spec") or {}).get("tasks") or []
+    return [t for t in tasks if isinstance(t, Mapping)]
+
+
+def _events(policy: Mapping[str, Any]) -> list[str]:
+    events = [str(e) for e in policy.get("events") or []]
+    if policy.get("event"):
+        events.append(str(policy["event"]))
+    return list(dict.fromkeys(events))
+
+
+def validate_policies(policies: Any, path: str) -> list[str]:
+    """Volcano's ``validatePolicies``: the first problem of ``policies`` at ``path``."""
+    seen_events: set[str] = set()
+    seen_codes: set[int] = set()
+    for i, policy in enumerate(policies or []):
+        at = f"{path}[{i}]"
+        events = _events(policy)
+        code = policy.get("exitCode")
+        if events and code is not None:
+            return [f"{at}: must not specify event and exitCode simultaneously"]
+        if not events and code is None:
+            return [f"{at}: either event or exitCode must be specified"]
+        if events:
+            for event in events:
+                if event not in POLICY_EVENTS:
+                    return [f"{at}.event: Unsupported value: {event!r}: supported values: "
+                            f"{', '.join(POLICY_EVENTS)}"]  # fmt: skip
+                action = policy.get("action")
+                if action not in POLICY_ACTIONS:
+                    return [f"{at}.action: Unsupported value: {action!r}: supported values: "
+                            f"{', '.join(POLICY_ACTIONS)}"]  # fmt: skip
+                if event in seen_events:
+                    return [f"{at}.event: duplicate event {event!r} across policies"]
+                seen_events.add(event)
+        elif code == 0:
+            return [f"{at}.exitCode: Invalid value: 0: 0 is not a valid error code"]
+        elif code in seen_codes:
+            return [f"{at}.exitCode: duplicate exitCode {code}"]
+        else:
+            seen_codes.add(code)
+    if "*" in seen_events and len(seen_events) > 1:
+        return [f"{path}: with the event '*' no other event may be given"]
+    return []
+
+
+def _topology(topology: Any, path: str) -> list[str]:
+    if (
+        isinstance(topology, Mapping)
+        and topology.get("highestTierAllowed") is not None
+        and (topology.get("highestTierName"))
+    ):
+        return [f"{path}: must not specify 'highestTierAllowed' and 'highestTierName' together"]
+    return []
+
+
+def _partition(task: Mapping[str, Any], path: str) -> list[str]:
+    policy = task.get("partitionPolicy")
+    if not isinstance(policy, Mapping):
+        return []
+    at = f"{path}.partitionPolicy"
+    total, size = _int(policy.get("totalPartitions")), _int(policy.get("partitionSize"))
+    minimum, replicas = _int(policy.get("minPartitions")), _int(task.get("replicas"))
+    problems: list[str] = []
+    if total <= 0:
+        problems.append(f"{at}.totalPartitions: must be greater than 0")
+    elif size <= 0:
+        problems.append(f"{at}.partitionSize: must be greater than 0")
+    elif replicas != total * size:
+        problems.append(f"{path}.replicas: Invalid value: {replicas}: must equal "
+                        f"totalPartitions x partitionSize ({total * size})")  # fmt: skip
+    elif (
+        task.get("minAvailable") is not None
+        and minimum > 0
+        and (minimum * size != _int(task.get("minAvailable")))
+    ):
+        problems.append(f"{path}.minAvailable: Invalid value: {task.get('minAvailable')}: "
+                        f"must equal minPartitions x partitionSize ({minimum * size})")  # fmt: skip
+    return problems + _topology(policy.get("networkTopology"), f"{at}.networkTopology")
+
+
+def _volumes(volumes: Any) -> list[str]:
+    mounts: set[str] = set()
+    for i, volume in enumerate(volumes or []):
+        at = f"spec.volumes[{i}]"
+        mount = volume.get("mountPath") or ""
+        if not mount:
+            return [f"{at}.mountPath: Required value"]
+        if mount in mounts:
+            return [f"{at}.mountPath: Duplicate value: {mount!r}"]
+        if volume.get("volumeClaim") is None and not volume.get("volumeClaimName"):
+            return [f"{at}: either volumeClaim or volumeClaimName must be specified"]
+        if volume.get("volumeClaimName") and volume.get("volumeClaim") is not None:
+            return [f"{at}: give volumeClaimName to use an existing PVC, or volumeClaim to "
+                    "create one, not both"]  # fmt: skip
+        mounts.add(mount)
+    return []
+
+
+def _is_dag(tasks: list[Mapping[str, Any]]) -> bool:
+    edges = {
+        str(t.get("name")): [str(n) for n in (t.get("dependsOn") or {}).get("name") or []]
+        for t in tasks
+    }
+    state: dict[str, int] = {}
+
+    def visit(node: str) -> bool:
+        if state.get(node) == 1:
+            return False
+        if state.get(node) == 2:
+            return True
+        state[node] = 1
+        ok = all(visit(n) for n in edges.get(node, []) if n in edges)
+        state[node] = 2
+        return ok
+
+    return all(visit(n) for n in edges)
+
+
+def _queue(name: str, queue_of: QueueLookup, children: Callable[[str], int]) -> list[str]:
+    queue = queue_of(name)
+    if queue is None:
+        return [f"spec.queue: Not found: {name!r}: the queue does not exist"]
+    state = (queue.get("status") or {}).get("state")
+    if state != "Open":
+        return [f"spec.queue: Invalid value: {name!r}: jobs can only be submitted to an Open "
+                f"queue, this one is {state or 'not open yet'}"]  # fmt: skip
+    if name == "root":
+        return ["spec.queue: Invalid value: 'root': jobs cannot be submitted to the root queue"]
+    count = children(name)
+    if count:
+        return [f"spec.queue: Invalid value: {name!r}: jobs can only be submitted to a leaf "
+                f"queue, this one has {count} child queues"]  # fmt: skip
+    return []
+
+
+def validate_create(
+    job: Mapping[str, Any],
+    queue_of: QueueLookup | None = None,
+    children: Callable[[str], int] = lambda name: 0,
+) -> list[str]:
+    """The problems Volcano's webhook finds in a new Job (see the module docstring)."""
+    spec = job.get("spec") or {}
+    name = str((job.get("metadata") or {}).get("name") or "")
+    tasks = _tasks(job)
+    if not tasks:
+        return ["spec.tasks: Required value: no task specified in job spec"]
+    problems = _topology(spec.get("networkTopology"), "spec.networkTopology")
+    names: set[str] = set()
+    for i, task in enumerate(tasks):
+        at = f"spec.tasks[{i}]"
+        task_name = str(task.get("name") or "")
+        if task.get("minAvailable") is not None and _int(task["minAvailable"]) > _int(
+            task.get("replicas")
+        ):
+            problems.append(f"{at}.minAvailable: Invalid value: {task['minAvailable']}: must not "
+                            f"be greater than replicas ({_int(task.get('replicas'))})")  # fmt: skip
+        if task_name in names:
+            problems.append(f"{at}.name: Duplicate value: {task_name!r}")
+            break
+        names.add(task_name)
+        problems += validate_policies(task.get("policies"), f"{at}.policies")
+        pod = f"{name}-{task_name}-{i}"
+        problems += [f"{at}.name: pod name {pod!r} is invalid: {e}" for e in is_qualified_name(pod)]
+        problems += _partition(task, at)
+    problems += [f"metadata.name: Invalid value: {name!r}: {e}" for e in is_qualified_name(name)]
+    total = sum(_int(t.get("replicas")) for t in tasks)
+    if _int(spec.get("minAvailable")) > total:
+        problems.append(f"spec.minAvailable: Invalid value: {spec.get('minAvailable')}: must not "
+                        f"be greater than the tasks' replicas ({total})")  # fmt: skip
+    problems += validate_policies(spec.get("policies"), "spec.policies")
+    problems += _volumes(spec.get("volumes"))
+    if queue_of is not None:
+        problems += _queue(str(spec.get("queue") or DEFAULT_QUEUE), queue_of, children)
+    if any(t.get("dependsOn") for t in tasks) and not _is_dag(tasks):
+        problems.append("spec.tasks: dependsOn between tasks must form a directed acyclic graph")
+    return problems
+
+
+SUPPORTED_PLUGINS = frozenset({"env", "svc", "ssh", "pytorch", "mpi", "tensorflow"})
+
+
+def plugin_warnings(job: Mapping[str, Any]) -> list[str]:
+    """Warnings for plugins volcano-py does not run yet (Volcano denies unknown ones)."""
+    plugins = (job.get("spec") or {}).get("plugins") or {}
+    missing = sorted(p for p in plugins if p not in SUPPORTED_PLUGINS)
+    if not missing:
+        return []
+    return [f"spec.plugins: not supported yet, the job runs without: {', '.join(missing)}"]
+
+
+_MUTABLE_TASK = ("replicas", "minAvailable")
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Volcano's ``validateJobUpdate``: what an update may change, and the bounds it keeps."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    tasks, old_tasks = _tasks(new), _tasks(old)
+    total = 0
+    for i, task in enumerate(tasks):
+        at = f"spec.tasks[{i}]"
+        replicas = _int(task.get("replicas"))
+        if task.get("minAvailable") is not None and _int(task["minAvailable"]) > replicas:
+            return [f"{at}.minAvailable: Invalid value: {task['minAvailable']}: must not be "
+                    f"greater than replicas ({replicas})"]  # fmt: skip
+        problems = _partition(task, at)
+        if problems:
+            return problems
+        total += replicas
+    if _int(spec.get("minAvailable")) > total:
+        return [f"spec.minAvailable: Invalid value: {spec.get('minAvailable')}: must not be "
+                f"greater than the tasks' replicas ({total})"]  # fmt: skip
+    problems = _topology(spec.get("networkTopology"), "spec.networkTopology")
+    if problems:
+        return problems
+    if len(tasks) != len(old_tasks):
+        return ["spec.tasks: Forbidden: job updates may not add or remove tasks"]
+    frozen_new, frozen_old = copy.deepcopy(dict(spec)), copy.deepcopy(dict(old_spec))
+    for frozen in (frozen_new, frozen_old):
+        frozen.pop("minAvailable", None)
+        frozen.pop("priorityClassName", None)
+        for task in frozen.get("tasks") or []:
+            for key in _MUTABLE_TASK:
+                task.pop(key, None)
+        for volume in frozen.get("volumes") or []:
+            if volume.get("volumeClaim") is not None:
+                volume.pop("volumeClaimName", None)
+    if frozen_new != frozen_old:
+        return ["spec: Forbidden: job updates may not change fields other than minAvailable, "
+                "tasks[*].replicas, tasks[*].minAvailable and priorityClassName"]  # fmt: skip
+    return []
+
+
+def default_patch(job: Mapping[str, Any]) -> list[JSON]:
+    """The JSON patch (RFC 6902) with Volcano's defaults for a new Job; empty if none."""
+    spec = job.get("spec") or {}
+    patch: list[JSON] = []
+    if not spec.get("queue"):
+        patch.append({"op": "add", "path": "/spec/queue", "value": DEFAULT_QUEUE})
+    if not spec.get("schedulerName"):
+        patch.append({"op": "add", "path": "/spec/schedulerName",
+                      "value": DEFAULT_SCHEDULER_NAME})  # fmt: skip
+    if not _int(spec.get("maxRetry")):
+        patch.append({"op": "add", "path": "/spec/maxRetry", "value": DEFAULT_MAX_RETRY})
+    raw_tasks = spec.get("tasks") or []
+    tasks: list[JSON] = [copy.deepcopy(dict(t)) for t in raw_tasks if isinstance(t, Mapping)]
+    if not _int(spec.get("minAvailable")):
+        total = sum(
+            _int(t.get("replicas")) if t.get("minAvailable") is None else _int(t["minAvailable"])
+            for t in tasks
+        )
+        patch.append({"op": "add", "path": "/spec/minAvailable", "value": total})
+    changed = False
+    for i, task in enumerate(tasks):
+        if not task.get("name"):
+            task["name"] = f"default{i}"
+            changed = True
+        pod_spec = (task.get("template") or {}).get("spec") or {}
+        if pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
+            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+            changed = True
+        if task.get("minAvailable") is None:
+            policy = task.get("partitionPolicy") or {}
+            minimum = _int(policy.get("minPartitions"))
+            task["minAvailable"] = (
+                minimum * _int(policy.get("partitionSize")) if minimum > 0
+                else _int(task.get("replicas"))
+            )  # fmt: skip
+            changed = True
+        if not _int(task.get("maxRetry")):
+            task["maxRetry"] = DEFAULT_MAX_RETRY
+            changed = True
+    if changed and len(tasks) == len(raw_tasks):
+        patch.append({"op": "replace", "path": "/spec/tasks", "value": tasks})
+    return patch
