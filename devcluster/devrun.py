@@ -30,7 +30,6 @@ is cleaned up by the next one (``devstate.py``).
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import os
 import shutil
@@ -48,6 +47,7 @@ import yaml
 from devcluster import devstate, fleet
 from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane, free_port
+from devcluster.manager import install_webhook
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.commands.ports import port_problem
@@ -70,7 +70,7 @@ def _create(client: KubeClient, resource: R.APIResource, body: dict[str, Any]) -
 
 
 def install(client: KubeClient, cert_dir: Path, webhook_port: int) -> None:
-    """CRDs, namespace, ConfigMaps, the VAP and a webhook configuration for 127.0.0.1."""
+    """CRDs, namespace, ConfigMaps, the VAP and the webhook configurations for 127.0.0.1."""
     install_crds(client)
     _create(client, R.NAMESPACES, {"metadata": {"name": NAMESPACE}})
     base = ROOT / "manifests" / "base"
@@ -81,14 +81,7 @@ def install(client: KubeClient, cert_dir: Path, webhook_port: int) -> None:
         resource = R.BY_KIND[doc["kind"]]
         _create(client, resource, doc)
     CertKeeper(cert_dir).sync()
-    ca = (cert_dir / "ca.crt").read_bytes()
-    webhook = yaml.safe_load((admission / "hypernode-webhook.yaml").read_text())
-    for entry in webhook["webhooks"]:
-        entry["clientConfig"] = {
-            "url": f"https://127.0.0.1:{webhook_port}/hypernodes/validate",
-            "caBundle": base64.b64encode(ca).decode(),
-        }
-    _create(client, R.VALIDATING_WEBHOOK_CONFIGURATIONS, webhook)
+    install_webhook(client, cert_dir, webhook_port, WEBHOOK_CONFIGURATION)
 
 
 def manager_argv(
@@ -303,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{instructions(plane, args.nodes, demo=args.demo)}\n"
                 f"  topology view:  http://127.0.0.1:{metrics_port}/ui\n"
                 f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
-                f"  webhook:        https://127.0.0.1:{webhook_port}/hypernodes/validate\n"
+                f"  webhooks:       https://127.0.0.1:{webhook_port}"
+                "/{hypernodes/validate,jobs/validate,jobs/mutate}\n"
                 f"{stop_hint()}; it stops everything and removes {folder}",
                 flush=True,
             )

@@ -3,8 +3,9 @@
 The manager runs as its own process (gunicorn master + worker, TLS webhook, ops port), logs to a
 file in the caller's work folder and is ready once ``/readyz`` answers 200. Used by the e2e
 tests, the fault suite and the benches that measure the real process; ``install_webhook``
-registers the manifests' ValidatingWebhookConfiguration pointing at it, so the API server
-calls it exactly as in a cluster.
+registers the manifests' Validating- and MutatingWebhookConfiguration pointing at it (each
+entry at its own path), so the API server calls it exactly as in a cluster;
+``uninstall_webhook`` removes both.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -27,9 +29,11 @@ from devcluster.harness import ControlPlane, free_port
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.errors import AlreadyExists
+from volcano_py.kube.errors import AlreadyExists, NotFound
+from webhooks import certs
 
 ROOT = Path(__file__).resolve().parents[1]
+WEBHOOKS = ROOT / "manifests" / "admission" / "webhooks.yaml"
 
 
 @dataclass
@@ -63,18 +67,37 @@ class ManagerProcess:
         return self.log_path.read_text(errors="replace")
 
 
+def local_webhooks(ca: bytes, port: int, name: str) -> list[dict[str, Any]]:
+    """manifests/' webhook configurations, named ``name``, calling 127.0.0.1:``port``.
+
+    Each entry keeps its own path: its ``clientConfig.service`` becomes
+    ``url: https://127.0.0.1:<port><service.path>`` with ``ca`` as the caBundle.
+    """
+    configs = [d for d in yaml.safe_load_all(WEBHOOKS.read_text()) if d]
+    for config in configs:
+        config["metadata"]["name"] = name
+        for entry in config["webhooks"]:
+            path = entry["clientConfig"]["service"]["path"]
+            entry["clientConfig"] = {
+                "url": f"https://127.0.0.1:{port}{path}",
+                "caBundle": base64.b64encode(ca).decode(),
+            }
+    return configs
+
+
 def install_webhook(client: KubeClient, cert_dir: Path, port: int, name: str) -> None:
-    """A ValidatingWebhookConfiguration from manifests/ pointing at 127.0.0.1:``port``."""
+    """The validating and mutating configurations of manifests/, pointing at 127.0.0.1:``port``."""
     ca = (cert_dir / "ca.crt").read_bytes()
-    webhook = yaml.safe_load((ROOT / "manifests/admission/hypernode-webhook.yaml").read_text())
-    webhook["metadata"]["name"] = name
-    for entry in webhook["webhooks"]:
-        entry["clientConfig"] = {
-            "url": f"https://127.0.0.1:{port}/hypernodes/validate",
-            "caBundle": base64.b64encode(ca).decode(),
-        }
-    with contextlib.suppress(AlreadyExists):
-        client.create(R.VALIDATING_WEBHOOK_CONFIGURATIONS, webhook)
+    for config in local_webhooks(ca, port, name):
+        with contextlib.suppress(AlreadyExists):
+            client.create(R.BY_KIND[config["kind"]], config)
+
+
+def uninstall_webhook(client: KubeClient, name: str) -> None:
+    """Delete what ``install_webhook`` created (either may already be gone)."""
+    for resource in certs.WEBHOOK_CONFIGURATIONS:
+        with contextlib.suppress(NotFound):
+            client.delete(resource, name)
 
 
 def start_manager(

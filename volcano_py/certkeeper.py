@@ -9,8 +9,9 @@ Two modes, chosen by the manager's flags:
   bundle from the Secret; the first that finds it missing or due writes a new one (losers of
   that race read the winner's), then writes it to its own cert folder.
 
-In both modes, when ``--webhook-configuration`` names a ValidatingWebhookConfiguration, the CA
-bundle is patched into it *before* a certificate signed by a new CA is put in the folder, so
+In both modes, when ``--webhook-configuration`` names the webhook configurations (the
+Validating- and the MutatingWebhookConfiguration of that name, whichever exist), the CA
+bundle is patched into each *before* a certificate signed by a new CA is put in the folder, so
 the API server trusts the new certificate before it is served: rotation never fails an
 admission (the server reloads the files for new connections, see ``webhooks.server``).
 ``sync()`` runs once before gunicorn binds; ``run(stop)`` repeats it every ``interval`` on the
@@ -25,14 +26,12 @@ falls inside the renewal window.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import ApiError, Conflict
 from webhooks import certs
@@ -140,13 +139,7 @@ class CertKeeper:
 
     @staticmethod
     def _patch_ca(client: KubeClient, configuration: str, ca_pem: bytes) -> bool:
-        current = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, configuration)
-        wanted = base64.b64encode(ca_pem).decode()
-        webhooks = current.get("webhooks") or []
-        if webhooks and all(
-            (w.get("clientConfig") or {}).get("caBundle") == wanted for w in webhooks
-        ):
-            return False
-        certs.patch_ca_bundle(client, configuration, ca_pem)
-        log.info("caBundle patched into ValidatingWebhookConfiguration %s", configuration)
-        return True
+        kinds = certs.patch_ca_bundle(client, configuration, ca_pem)
+        for kind in kinds:
+            log.info("caBundle patched into %s %s", kind, configuration)
+        return bool(kinds)

@@ -7,8 +7,8 @@
 - ``write_cert_dir`` / ``load_cert_dir``: ``ca.crt``, ``tls.crt``, ``tls.key`` (written
   atomically, key mode 0600) - what ``--cert-dir`` and ``make certs`` use.
 - ``save_secret`` / ``load_secret``: the same three keys in a ``kubernetes.io/tls`` Secret.
-- ``patch_ca_bundle``: put the CA bundle into every webhook of a
-  ValidatingWebhookConfiguration (get + update, retried on conflict).
+- ``patch_ca_bundle``: put the CA bundle into every webhook of the Validating- and the
+  MutatingWebhookConfiguration of one name (get + update, retried on conflict).
 - the replica's view (the Secret as the source of truth shared by replicas, the CA patched
   into the webhook configuration before a certificate signed by it is served, rotation on a
   timer) is ``volcano_py.certkeeper.CertKeeper``, built from these pieces.
@@ -293,18 +293,54 @@ def load_secret(client: KubeClient, namespace: str, name: str) -> CertBundle | N
     return CertBundle(raw["ca.crt"], raw["tls.crt"], raw["tls.key"], raw.get("ca.key", b""))
 
 
-def patch_ca_bundle(client: KubeClient, config_name: str, ca_pem: bytes, attempts: int = 5) -> None:
-    """Set ``clientConfig.caBundle`` of every webhook in the named configuration."""
-    for attempt in range(attempts):
-        current = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, config_name)
-        for webhook in current.get("webhooks") or []:
-            webhook.setdefault("clientConfig", {})["caBundle"] = _b64(ca_pem)
+# The kinds a webhook configuration comes in; the process owns one of each by the same name.
+WEBHOOK_CONFIGURATIONS = (R.VALIDATING_WEBHOOK_CONFIGURATIONS, R.MUTATING_WEBHOOK_CONFIGURATIONS)
+
+
+def patch_ca_bundle(
+    client: KubeClient, config_name: str, ca_pem: bytes, attempts: int = 5
+) -> list[str]:
+    """Set ``clientConfig.caBundle`` of every webhook in each configuration named ``config_name``.
+
+    Each kind of ``WEBHOOK_CONFIGURATIONS`` that has one is patched (one already carrying
+    ``ca_pem`` is left alone); returns the kinds changed. NotFound when no kind has it.
+    """
+    changed: list[str] = []
+    found = 0
+    missing: NotFound | None = None
+    for resource in WEBHOOK_CONFIGURATIONS:
         try:
-            client.update(R.VALIDATING_WEBHOOK_CONFIGURATIONS, current)
-            return
+            patched = _patch_one(client, resource, config_name, ca_pem, attempts)
+        except NotFound as e:
+            missing = e
+            continue
+        found += 1
+        if patched:
+            changed.append(resource.kind)
+    if found == 0 and missing is not None:
+        raise missing
+    return changed
+
+
+def _patch_one(
+    client: KubeClient, resource: R.APIResource, name: str, ca_pem: bytes, attempts: int
+) -> bool:
+    wanted = _b64(ca_pem)
+    for attempt in range(attempts):
+        current = client.get(resource, name)
+        webhooks = current.get("webhooks") or []
+        if webhooks and all((w.get("clientConfig") or {}).get("caBundle") == wanted
+                            for w in webhooks):  # fmt: skip
+            return False
+        for webhook in webhooks:
+            webhook.setdefault("clientConfig", {})["caBundle"] = wanted
+        try:
+            client.update(resource, current)
+            return True
         except Conflict:
             if attempt == attempts - 1:
                 raise
+    return False
 
 
 def ensure(

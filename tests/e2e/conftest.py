@@ -11,7 +11,14 @@ from collections.abc import Iterator
 import pytest
 
 from devcluster.harness import ControlPlane
-from devcluster.manager import ROOT, ManagerProcess, install_webhook, start_manager, stop_manager
+from devcluster.manager import (
+    ROOT,
+    ManagerProcess,
+    install_webhook,
+    start_manager,
+    stop_manager,
+    uninstall_webhook,
+)
 from tests.fixtures import client, control_plane, namespace, taken
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -28,6 +35,7 @@ __all__ = [
     "start_manager",
     "stop_manager",
     "taken",
+    "uninstall_webhook",
 ]
 
 
@@ -50,9 +58,7 @@ def manager(
         KubeClient(e2e_plane.admin_config()), work / "certs", process.webhook_port, "volcano-py-e2e"
     )
     yield process
-    KubeClient(e2e_plane.admin_config()).delete(
-        R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-e2e"
-    )
+    uninstall_webhook(KubeClient(e2e_plane.admin_config()), "volcano-py-e2e")
     assert stop_manager(process) == 0, process.log()[-4000:]
 
 

@@ -137,7 +137,10 @@ def test_manager_works_with_exactly_the_manifest_rbac(
     # certificate bootstrap with its own rights: the Secret exists, the caBundle is its CA
     secret = admin.get(R.SECRETS, "volcano-py-webhook-cert", SYSTEM_NS)
     vwc = admin.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, WEBHOOK_CONFIGURATION)
-    assert vwc["webhooks"][0]["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+    mwc = admin.get(R.MUTATING_WEBHOOK_CONFIGURATIONS, WEBHOOK_CONFIGURATION)
+    for config in (vwc, mwc):  # both of its configurations, each entry
+        for entry in config["webhooks"]:
+            assert entry["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
 
     with pytest.raises(ApiError) as info:
         admin.create(

@@ -22,7 +22,13 @@ from typing import Any
 import pytest
 
 from devcluster.harness import ControlPlane, free_port
-from tests.e2e.conftest import ManagerProcess, install_webhook, start_manager, stop_manager
+from tests.e2e.conftest import (
+    ManagerProcess,
+    install_webhook,
+    start_manager,
+    stop_manager,
+    uninstall_webhook,
+)
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
@@ -142,7 +148,7 @@ def test_manager_json_logs_every_line_and_a_waiting_podgroup_once(
         )
         time.sleep(5)  # ten scheduling cycles (--schedule-period=0.5)
     finally:
-        admin.delete(R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-json-logs")
+        uninstall_webhook(admin, "volcano-py-json-logs")
         with contextlib.suppress(Exception):
             admin.delete(R.HYPERNODES, "json-logs-rack")
     assert stop_manager(process) == 0

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 from pathlib import Path
+
+import pytest
 
 from volcano_py.api import resources as R
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
+from volcano_py.kube.errors import NotFound
 
 
-def webhook_configuration(name: str) -> dict:  # type: ignore[type-arg]
+def webhook_configuration(  # type: ignore[type-arg]
+    name: str, kind: str = "ValidatingWebhookConfiguration"
+) -> dict:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
+        "kind": kind,
         "metadata": {"name": name},
         "webhooks": [
             {
@@ -84,3 +90,66 @@ def test_cert_keeper_files_mode_creates_and_keeps_a_certificate(tmp_path: Path) 
     cert = (tmp_path / "tls.crt").read_bytes()
     assert keeper.sync() is False
     assert (tmp_path / "tls.crt").read_bytes() == cert
+
+
+def _ca_bundles(client: KubeClient, name: str) -> dict[str, str]:
+    """caBundle of the first entry of each configuration named ``name``."""
+    return {
+        resource.kind: client.get(resource, name)["webhooks"][0]["clientConfig"]["caBundle"]
+        for resource in (R.VALIDATING_WEBHOOK_CONFIGURATIONS, R.MUTATING_WEBHOOK_CONFIGURATIONS)
+    }
+
+
+def test_cert_keeper_patches_the_ca_into_the_validating_and_the_mutating_configuration(
+    client: KubeClient, namespace: str, tmp_path: Path
+) -> None:
+    name = f"certkeeper-both-{namespace}"
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        client.create(R.BY_KIND[kind], webhook_configuration(name, kind))
+    try:
+        first = CertKeeper(tmp_path / "a", client=client, webhook_configuration=name)
+        assert first.sync() is True
+        ca = base64.b64encode((tmp_path / "a" / "ca.crt").read_bytes()).decode()
+        assert _ca_bundles(client, name) == {
+            "ValidatingWebhookConfiguration": ca,
+            "MutatingWebhookConfiguration": ca,
+        }
+        # current in both: nothing is written
+        versions = {
+            r.kind: client.get(r, name)["metadata"]["resourceVersion"]
+            for r in (R.VALIDATING_WEBHOOK_CONFIGURATIONS, R.MUTATING_WEBHOOK_CONFIGURATIONS)
+        }
+        assert first.sync() is False
+        assert versions == {
+            r.kind: client.get(r, name)["metadata"]["resourceVersion"]
+            for r in (R.VALIDATING_WEBHOOK_CONFIGURATIONS, R.MUTATING_WEBHOOK_CONFIGURATIONS)
+        }
+        # a new CA (another folder, files mode) goes into both, before its certificate is used
+        second = CertKeeper(tmp_path / "b", client=client, webhook_configuration=name)
+        assert second.sync() is True
+        rotated = base64.b64encode((tmp_path / "b" / "ca.crt").read_bytes()).decode()
+        assert rotated != ca
+        assert set(_ca_bundles(client, name).values()) == {rotated}
+    finally:
+        for resource in (R.VALIDATING_WEBHOOK_CONFIGURATIONS, R.MUTATING_WEBHOOK_CONFIGURATIONS):
+            with contextlib.suppress(NotFound):
+                client.delete(resource, name)
+
+
+def test_cert_keeper_patches_whichever_configuration_exists_and_fails_when_none(
+    client: KubeClient, namespace: str, tmp_path: Path
+) -> None:
+    name = f"certkeeper-mutating-{namespace}"
+    client.create(
+        R.MUTATING_WEBHOOK_CONFIGURATIONS,
+        webhook_configuration(name, "MutatingWebhookConfiguration"),
+    )
+    try:
+        assert CertKeeper(tmp_path / "a", client=client, webhook_configuration=name).sync()
+        stored = client.get(R.MUTATING_WEBHOOK_CONFIGURATIONS, name)
+        ca = base64.b64encode((tmp_path / "a" / "ca.crt").read_bytes()).decode()
+        assert stored["webhooks"][0]["clientConfig"]["caBundle"] == ca
+    finally:
+        client.delete(R.MUTATING_WEBHOOK_CONFIGURATIONS, name)
+    with pytest.raises(NotFound):
+        CertKeeper(tmp_path / "c", client=client, webhook_configuration=name).sync()

@@ -57,6 +57,13 @@ VALIDATING_WEBHOOK_CONFIGURATIONS = APIResource(
     "ValidatingWebhookConfiguration",
     namespaced=False,
 )
+MUTATING_WEBHOOK_CONFIGURATIONS = APIResource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration",
+    namespaced=False,
+)
 VALIDATING_ADMISSION_POLICIES = APIResource(
     "admissionregistration.k8s.io",
     "v1",
@@ -100,6 +107,7 @@ BY_KIND: dict[str, APIResource] = {
         JOBS,
         CRDS,
         VALIDATING_WEBHOOK_CONFIGURATIONS,
+        MUTATING_WEBHOOK_CONFIGURATIONS,
         VALIDATING_ADMISSION_POLICIES,
         VALIDATING_ADMISSION_POLICY_BINDINGS,
         HYPERNODES,

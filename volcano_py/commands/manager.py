@@ -117,7 +117,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--webhook-service", default="volcano-py", help="Service name in the cert SANs")
     p.add_argument(
         "--webhook-configuration",
-        help="ValidatingWebhookConfiguration whose caBundle is kept in step",
+        help="name of the webhook configurations (validating, mutating) whose caBundle is kept",
     )
     p.add_argument(
         "--cert-check-interval",

@@ -62,7 +62,7 @@ def add_parser(subparsers: Any) -> None:
         "--webhook-config",
         dest="webhook_config",
         default=None,
-        help="ValidatingWebhookConfiguration to patch the CA bundle into",
+        help="name of the Validating- and MutatingWebhookConfiguration to patch the CA bundle into",
     )
     parser.add_argument(
         "--self-signed",

@@ -23,7 +23,14 @@ import pytest
 import yaml
 
 from devcluster.harness import ControlPlane
-from devcluster.manager import ROOT, ManagerProcess, install_webhook, start_manager, stop_manager
+from devcluster.manager import (
+    ROOT,
+    ManagerProcess,
+    install_webhook,
+    start_manager,
+    stop_manager,
+    uninstall_webhook,
+)
 from tests.builders import create_node, pod_body, podgroup_body
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
@@ -123,8 +130,7 @@ def hostile(
     try:
         yield Hostile(manager, client, nodes)
     finally:
-        with contextlib.suppress(NotFound):
-            client.delete(R.VALIDATING_WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME)
+        uninstall_webhook(client, WEBHOOK_NAME)
         for name in nodes:
             with contextlib.suppress(NotFound):
                 client.delete(R.NODES, name)

@@ -114,9 +114,10 @@ def webhook_server(
             cwd=ROOT,
             start_new_session=True,
         )
-    config = _docs(ADMISSION / "hypernode-webhook.yaml")[0]
+    config = _docs(ADMISSION / "webhooks.yaml")[0]
     config["metadata"]["name"] = f"volcano-py-test-{webhook_labels[SCOPE_LABEL]}"
-    hook = config["webhooks"][0]
+    hook = config["webhooks"][0]  # the HyperNode entry only: this server is `volcano-py webhook`
+    config["webhooks"] = [hook]
     hook["clientConfig"] = {
         "url": f"https://127.0.0.1:{port}/hypernodes/validate",
         "caBundle": base64.b64encode(bundle.ca_cert).decode(),

@@ -1,5 +1,5 @@
 """Copies that must not drift: the packaged CRD and policy vs manifests/, the webhook
-configuration vs the router."""
+configurations vs the router (and the RBAC that lets the process patch them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from webhooks import hypernodes
+from webhooks import hypernodes, jobs
 from webhooks.hypernodes.schema import CRD_PATH
 from webhooks.hypernodes.validator import POLICY_PATH
 from webhooks.router import AdmissionRouter
@@ -47,13 +47,53 @@ def test_policy_binding_binds_the_policy_on_the_same_resources() -> None:
     )
 
 
+WEBHOOK_KINDS = {
+    "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
+    "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+}
+
+
+def _webhook_configurations() -> list[dict[str, Any]]:
+    """Every webhook configuration anywhere under manifests/."""
+    return [
+        doc
+        for path in sorted((ROOT / "manifests").rglob("*.yaml"))
+        for doc in _docs(path)
+        if doc.get("kind") in WEBHOOK_KINDS
+    ]
+
+
 def test_every_webhook_path_in_manifests_is_registered_with_its_rules() -> None:
     router = AdmissionRouter()
     hypernodes.register(router)
-    config = _kind(ADMISSION / "hypernode-webhook.yaml", "ValidatingWebhookConfiguration")
-    for webhook in config["webhooks"]:
-        service = router.get(webhook["clientConfig"]["service"]["path"])
-        assert webhook["name"] == service.name == "validatehypernode.volcano.sh"
-        assert webhook["rules"] == [r.to_dict() for r in service.rules]
-        assert webhook["clientConfig"]["service"]["name"] == "volcano-py"
-        assert webhook["clientConfig"]["service"]["namespace"] == "volcano-system"
+    jobs.register(router)
+    shipped: dict[str, str] = {}
+    for config in _webhook_configurations():
+        for webhook in config["webhooks"]:
+            path = webhook["clientConfig"]["service"]["path"]
+            service = router.get(path)
+            assert webhook["name"] == service.name, path
+            assert webhook["rules"] == [r.to_dict() for r in service.rules], path
+            assert webhook["clientConfig"]["service"]["name"] == "volcano-py"
+            assert webhook["clientConfig"]["service"]["namespace"] == "volcano-system"
+            assert path not in shipped, f"{path} registered twice"
+            shipped[path] = config["kind"]
+    # ... and every path the router serves is registered, a mutating one as mutating
+    assert set(shipped) == {s.path for s in router}
+    assert {p for p, kind in shipped.items() if kind.startswith("Mutating")} == {jobs.MUTATE_PATH}
+
+
+def test_the_process_may_patch_the_ca_of_every_shipped_webhook_configuration() -> None:
+    rbac = _docs(ROOT / "manifests" / "base" / "rbac.yaml")
+    role = next(
+        d for d in rbac if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "volcano-py"
+    )
+    for config in _webhook_configurations():
+        rule = next(
+            r
+            for r in role["rules"]
+            if r.get("apiGroups") == ["admissionregistration.k8s.io"]
+            and r["resources"] == [WEBHOOK_KINDS[config["kind"]]]
+        )
+        assert rule["resourceNames"] == [config["metadata"]["name"]]
+        assert set(rule["verbs"]) == {"get", "patch", "update"}
