@@ -42,7 +42,15 @@ def test_kubectl_apply_k_manifests_succeeds_and_creates_every_object() -> None:
         assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
         client.get(R.CONFIGMAPS, "volcano-controller-configmap", "volcano-system")
         client.get(R.CONFIGMAPS, "volcano-scheduler-configmap", "volcano-system")
-        client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-admission")
+        validating = client.get(R.VALIDATING_WEBHOOK_CONFIGURATIONS, "volcano-py-admission")
+        mutating = client.get(R.MUTATING_WEBHOOK_CONFIGURATIONS, "volcano-py-admission")
+        assert [w["clientConfig"]["service"]["path"] for w in validating["webhooks"]] == [
+            "/hypernodes/validate",
+            "/jobs/validate",
+        ]
+        assert [w["clientConfig"]["service"]["path"] for w in mutating["webhooks"]] == [
+            "/jobs/mutate"
+        ]
         assert "--ui=false" in container["args"]  # issue 26: the topology view is opt-in
         policy = client.request(
             "GET",

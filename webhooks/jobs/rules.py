@@ -21,7 +21,8 @@ Volcano's rules (``pkg/webhooks/admission/jobs``), our wording:
   ``minAvailable`` = sum of the tasks' minimums, task names ``default<i>``, task
   ``minAvailable`` (``minPartitions x partitionSize`` when minPartitions is set, else
   ``replicas``), task ``maxRetry: 3``, ``dnsPolicy: ClusterFirstWithHostNet`` with
-  ``hostNetwork``.
+  ``hostNetwork``, the ``svc`` plugin for ``pytorch``/``mpi``/``tensorflow``/``ray`` and
+  ``ssh`` for ``mpi``.
 """
 
 from __future__ import annotations
@@ -322,4 +323,27 @@ def default_patch(job: Mapping[str, Any]) -> list[JSON]:
             changed = True
     if changed and len(tasks) == len(raw_tasks):
         patch.append({"op": "replace", "path": "/spec/tasks", "value": tasks})
+    plugins = _plugins_with_dependencies(spec.get("plugins"))
+    if plugins is not None:
+        patch.append({"op": "replace", "path": "/spec/plugins", "value": plugins})
     return patch
+
+
+# Plugins that need others (Volcano's mutating webhook adds them when missing).
+_PLUGIN_NEEDS = {
+    "tensorflow": ("svc",),
+    "mpi": ("svc", "ssh"),
+    "pytorch": ("svc",),
+    "ray": ("svc",),
+}
+
+
+def _plugins_with_dependencies(plugins: Any) -> JSON | None:
+    """``plugins`` with what its framework plugins need added; None when nothing is missing."""
+    if not isinstance(plugins, Mapping):
+        return None
+    wanted = dict(plugins)
+    for name in list(plugins):
+        for needed in _PLUGIN_NEEDS.get(name, ()):
+            wanted.setdefault(needed, [])
+    return wanted if len(wanted) > len(plugins) else None

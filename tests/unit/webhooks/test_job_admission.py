@@ -134,6 +134,16 @@ def test_default_patch_fills_volcanos_defaults() -> None:
     assert (second["name"], second["minAvailable"]) == ("ps", 1)
 
 
+def test_default_patch_adds_the_plugins_framework_plugins_need() -> None:
+    patch = {op["path"]: op["value"] for op in default_patch(job(plugins={"mpi": ["--port=2222"]}))}
+    assert patch["/spec/plugins"] == {"mpi": ["--port=2222"], "svc": [], "ssh": []}
+    own = {"pytorch": ["--master=m"], "svc": ["--disable-network-policy=true"]}
+    assert "/spec/plugins" not in {op["path"] for op in default_patch(job(plugins=own))}
+    patch = {op["path"]: op["value"] for op in default_patch(job(plugins={"tensorflow": []}))}
+    assert patch["/spec/plugins"] == {"tensorflow": [], "svc": []}
+    assert "/spec/plugins" not in {op["path"] for op in default_patch(job(plugins={"env": []}))}
+
+
 def test_admission_functions_through_the_router() -> None:
     router = AdmissionRouter()
     jobs.register(router, queues(OPEN))
