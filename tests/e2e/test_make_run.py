@@ -150,6 +150,38 @@ def _racks(run: Run, pods: list[dict[str, Any]]) -> set[str]:
     return {rack[p["spec"]["nodeName"]] for p in pods}
 
 
+VCJOB = """apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: {name}, namespace: default}}
+spec:
+  minAvailable: {minimum}
+  tasks:
+    - {{name: worker, replicas: 1, template: {{spec: {{containers: [{{name: c, image: pause}}]}}}}}}
+"""
+
+
+def _create_vcjob(run: Run, name: str, minimum: int) -> subprocess.CompletedProcess[str]:
+    path = run.folder / f"{name}.yaml"
+    path.write_text(VCJOB.format(name=name, minimum=minimum))
+    return subprocess.run(
+        [KUBECTL, f"--kubeconfig={run.kubeconfig}", "create", "-f", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _check_job_admission(run: Run) -> None:
+    denied = _create_vcjob(run, "too-many", 2)
+    assert denied.returncode != 0
+    assert 'admission webhook "validatejob.volcano.sh" denied the request' in denied.stderr
+    assert "spec.minAvailable: Invalid value: 2" in denied.stderr
+    assert _create_vcjob(run, "defaulted", 1).returncode == 0, "a valid Job is admitted"
+    job = json.loads(run.kubectl("get", "jobs.batch.volcano.sh", "defaulted", "-o", "json"))
+    assert job["spec"]["schedulerName"] == "volcano"  # filled by the mutating webhook
+    run.kubectl("delete", "jobs.batch.volcano.sh", "defaulted")
+
+
 def test_the_readme_first_steps_work_and_sigterm_leaves_nothing_behind(
     runs: Callable[..., Run],
 ) -> None:
@@ -175,6 +207,9 @@ def test_the_readme_first_steps_work_and_sigterm_leaves_nothing_behind(
 
     run.kubectl("delete", "-f", str(fleet.DEMO_WORKLOAD))
     wait_until(lambda: not _pods(run, "training-workers"), 60, "every pod gone after the delete")
+
+    # Volcano Job admission is enforced: the API server calls both Job webhooks of the process
+    _check_job_admission(run)
 
     run.stop(signal.SIGTERM)
     assert not run.folder.exists()

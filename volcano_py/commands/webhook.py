@@ -1,18 +1,20 @@
-"""``volcano-py webhook``: serve only the admission webhooks (HyperNode validation) over TLS.
+"""``volcano-py webhook``: serve only the admission webhooks (HyperNodes, Volcano Jobs) over TLS.
 
 Useful standalone (a cluster that runs Volcano's controllers but wants our admission), for
 tests and for the benchmark. The same gunicorn setup as the manager: one gthread worker,
 TLS >= 1.2, certificates reloaded from ``--cert-dir`` when they change.
 
-With ``--kubeconfig`` (or in a Pod), a HyperNode informer started inside the worker feeds the
-tree checks, and ``--webhook-config NAME`` patches the CA bundle into that
-ValidatingWebhookConfiguration. ``--self-signed`` creates the certificates in ``--cert-dir``
-when they are missing and renews them before they expire (checked hourly).
+With ``--kubeconfig`` (or in a Pod), HyperNode and Queue informers started inside the worker
+feed the tree checks and the Job queue rules (without a cluster, Jobs get every rule but the
+queue lookup), and ``--webhook-config NAME`` patches the CA bundle into the Validating- and
+MutatingWebhookConfiguration of that name. ``--self-signed`` creates the certificates in
+``--cert-dir`` when they are missing and renews them before they expire (checked hourly).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -22,7 +24,7 @@ from volcano_py.api import resources as R
 from volcano_py.commands.argtypes import add_log_format_argument, port, positive_int
 from volcano_py.kube.runtime import tune_gc
 from volcano_py.logsetup import configure_logging
-from webhooks import certs
+from webhooks import certs, jobs
 from webhooks.app import create_app
 from webhooks.hypernodes import HyperNodeValidator, register
 from webhooks.router import AdmissionRouter
@@ -163,8 +165,9 @@ def _client(kubeconfig: str | None) -> Any:
 
 
 def _build_app(args: argparse.Namespace, use_cluster: bool) -> Any:
-    """In the worker: informer (when a cluster is used), validator, router, app."""
+    """In the worker: informers (when a cluster is used), validator, router, app."""
     lister: Any = None
+    queues: Any = None
     ready = None
     if use_cluster:
         from volcano_py.kube.informer import SharedInformerFactory
@@ -175,6 +178,7 @@ def _build_app(args: argparse.Namespace, use_cluster: bool) -> Any:
             log.warning("no cluster (%s): tree checks see only the object under review", e)
         else:
             informer = factory.informer(R.HYPERNODES)
+            queues = factory.informer(R.QUEUES).store
             factory.start()
             if not factory.wait_for_cache_sync(timeout=30):
                 log.warning("HyperNode cache not synced after 30s; serving anyway")
@@ -185,6 +189,12 @@ def _build_app(args: argparse.Namespace, use_cluster: bool) -> Any:
         validator.warm(lister.list())
     router = AdmissionRouter()
     register(router, validator=validator)
+    if queues is not None:
+        from volcano_py.manager import child_queues
+
+        jobs.register(router, queues.get, functools.partial(child_queues, queues))
+    else:  # no cluster: every Job rule but the queue lookup
+        jobs.register(router)
     if args.self_signed:
         _start_renewal(args)
     return create_app(router, ready=ready)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -182,3 +183,19 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
         "DENIED bad: spec.minAvailable: Invalid value: 9: must not be greater than the tasks' "
         "replicas (2)",
     ]
+
+
+def test_the_standalone_webhook_serves_every_path_the_manifests_register(tmp_path: Path) -> None:
+    from volcano_py.cli import build_parser
+    from volcano_py.commands.webhook import _build_app
+
+    args = build_parser().parse_args(["webhook", "--no-cluster", "--cert-dir", str(tmp_path)])
+    app = _build_app(args, use_cluster=False).test_client()
+    request = {"uid": "u", "operation": "CREATE", "object": job(minAvailable=9)}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    denied = app.post("/jobs/validate", json=review).get_json()["response"]
+    assert denied["allowed"] is False
+    assert "spec.minAvailable" in denied["status"]["message"]
+    mutated = app.post("/jobs/mutate", json=review).get_json()["response"]
+    assert mutated["allowed"] is True
+    assert mutated["patchType"] == "JSONPatch"
