@@ -39,27 +39,44 @@ class PlainCounter:
     """A counter exported under exactly its name (no ``_total`` suffix added).
 
     ``prometheus_client`` appends ``_total`` to every counter; Volcano has counters without it
-    (``volcano_total_preemption_attempts``) that its dashboards query by that name.
+    (``volcano_total_preemption_attempts``, ``volcano_job_retry_counts``) that its dashboards
+    and alerts query by that name. Without ``labelnames`` the one series is there from the
+    start, at 0; with them a series appears at its first ``inc`` and goes with ``remove``.
     """
 
-    def __init__(self, name: str, documentation: str, registry: CollectorRegistry) -> None:
-        """Register on ``registry`` at 0."""
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        registry: CollectorRegistry,
+        labelnames: tuple[str, ...] = (),
+    ) -> None:
+        """Register on ``registry`` (the unlabelled series at 0)."""
         self.name = f"{NAMESPACE}_{name}"
         self.documentation = documentation
-        self._value = 0.0
+        self.labelnames = labelnames
+        self._values: dict[tuple[str, ...], float] = {} if labelnames else {(): 0.0}
         self._lock = threading.Lock()
         registry.register(self)
 
-    def inc(self, amount: float = 1.0) -> None:
-        """Add ``amount`` (>= 0)."""
+    def inc(self, amount: float = 1.0, labels: tuple[str, ...] = ()) -> None:
+        """Add ``amount`` (>= 0) to the series of ``labels`` (one value per label name)."""
+        if len(labels) != len(self.labelnames):
+            raise ValueError(f"{self.name}: labels {self.labelnames}, got {labels}")
         with self._lock:
-            self._value += amount
+            self._values[labels] = self._values.get(labels, 0.0) + amount
+
+    def remove(self, labels: tuple[str, ...]) -> None:
+        """Drop the series of ``labels``; nothing when it was never exported."""
+        with self._lock:
+            self._values.pop(labels, None)
 
     def collect(self) -> Iterator[Metric]:
-        """One sample under the exact name."""
+        """One sample per series under the exact name."""
         metric = Metric(self.name, self.documentation, "counter")
         with self._lock:
-            metric.add_sample(self.name, {}, self._value)
+            for labels, value in self._values.items():
+                metric.add_sample(self.name, dict(zip(self.labelnames, labels, strict=True)), value)
         yield metric
 
     def describe(self) -> Iterator[Metric]:
@@ -133,7 +150,8 @@ TASK_SCHEDULING_LATENCY = _histogram(
 )
 SCHEDULING_STAGE_DURATION = _histogram(
     "scheduling_stage_duration_milliseconds",
-    "Duration of a scheduling stage in milliseconds (Bind: one cycle's bind batch)",
+    "Duration of a scheduling stage in milliseconds (Predicate, Scoring: one placement trial; "
+    "Bind: one cycle's bind batch)",
     ["stage"],
     exponential_range(0.1, 500, 20),
 )
@@ -159,6 +177,21 @@ UNSCHEDULE_TASK_COUNT = _gauge(
     "unschedule_task_count", "Number of tasks could not be scheduled", ["job_id"]
 )
 UNSCHEDULE_JOB_COUNT = _gauge("unschedule_job_count", "Number of jobs could not be scheduled")
+# Volcano labels both with the PodGroup's name (``job_id``), the share with its namespace too.
+JOB_SHARE = _gauge(
+    "job_share",
+    "Share for one job (drf: its dominant resource share)",
+    [
+        "job_ns",
+        "job_id",
+    ],
+)
+JOB_RETRY_COUNTS = PlainCounter(
+    "job_retry_counts",
+    "Number of retry counts for one job (cycles that closed with the gang not ready)",
+    REGISTRY,
+    ("job_id",),
+)
 
 # -- queues (Volcano's names: scheduler's quota plugins and controller's PodGroup counts) --
 

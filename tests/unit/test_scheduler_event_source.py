@@ -29,7 +29,13 @@ def test_manager_scheduler_reports_as_volcano_and_readyz_notes_missing_topology(
         'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n'
     )
     client = KubeClient(ClientConfig(host="https://127.0.0.1:9"))  # never contacted
-    options = ManagerOptions(scheduler_conf=str(conf), leader_elect=False, ui_enabled=False)
+    options = ManagerOptions(
+        scheduler_conf=str(conf),
+        leader_elect=False,
+        ui_enabled=False,
+        metrics_host="127.0.0.1",
+        metrics_port=0,  # any free port: the default 8080 may be taken on a shared machine
+    )
     manager = Manager(options, client=client)
     assert manager.scheduler is not None
     assert manager.scheduler.writer.recorder is manager.scheduler_recorder

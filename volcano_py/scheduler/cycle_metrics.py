@@ -7,8 +7,9 @@
   the ``..._latency_milliseconds`` histogram, start and last time), PodGroup creation to now;
   and ``volcano_scheduling_stage_duration_milliseconds{stage="Bind"}``, one observation per
   bind batch (volcano-py binds a cycle's tasks as one batch through the writer's workers).
-- ``forget_jobs``: the per-job series of PodGroups that no longer exist are removed (the
-  scheduler calls it with the cache's PodGroup keys, at the capacity export's pace).
+- ``forget_jobs``: the per-job series of PodGroups that no longer exist are removed, the
+  plugins' ones (job share, retries, unscheduled tasks) too (the scheduler calls it with the
+  cache's PodGroup keys, at the capacity export's pace).
 
 A missing or unreadable creation timestamp skips the observation, never raises.
 """
@@ -30,6 +31,7 @@ from volcano_py.metrics import (
 )
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.plugins.support import job_metrics
 
 _lock = threading.Lock()
 _job_labels: dict[str, tuple[str, str, str]] = {}  # job uid -> (job_name, queue, job_namespace)
@@ -86,6 +88,7 @@ def record_binds(
 def forget_jobs(existing: Iterable[str]) -> None:
     """Remove the per-job series of jobs not in ``existing`` (PodGroup keys)."""
     keep = set(existing)
+    job_metrics.forget_jobs(keep)
     with _lock:
         gone = [(uid, labels) for uid, labels in _job_labels.items() if uid not in keep]
         for uid, _ in gone:

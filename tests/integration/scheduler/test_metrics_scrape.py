@@ -4,7 +4,9 @@ The scheduler runs Volcano's chart conf against the control plane; a gang is pla
 Queue with a capability; then the ops server's ``/metrics`` is scraped over a socket and
 every name of ``tests/data/volcano_dashboard_metrics.txt`` (extracted from Volcano's chart
 ``grafana.yaml``) and every name our own dashboard (``manifests/monitoring/``) queries must
-have at least one sample. Free resources all taken are exported as 0.
+have at least one sample. Free resources all taken are exported as 0. The run's job carries
+drf's share and gang's unscheduled-task count; the Predicate, Scoring and Bind stages were
+observed.
 """
 
 from __future__ import annotations
@@ -99,3 +101,20 @@ def test_metrics_after_a_scheduling_run_cover_volcanos_dashboards(
         line.startswith("volcano_queue_capacity_scalar") and f'queue_name="{queue}"' in line
         for line in text.splitlines()
     )
+    share = re.search(  # labels in any order
+        rf'^volcano_job_share\{{(?=[^}}]*job_ns="{namespace}")(?=[^}}]*job_id="{name}")'
+        r"[^}]*\} (\S+)$",
+        text,
+        re.MULTILINE,
+    )
+    assert share is not None
+    assert float(share.group(1)) > 0  # 16 GPUs held
+    assert f'volcano_unschedule_task_count{{job_id="{name}"}} 0.0' in text
+    for stage in ("Predicate", "Scoring", "Bind"):
+        count = re.search(
+            rf'^volcano_scheduling_stage_duration_milliseconds_count\{{stage="{stage}"\}} (\S+)$',
+            text,
+            re.MULTILINE,
+        )
+        assert count is not None, stage
+        assert float(count.group(1)) >= 1, stage

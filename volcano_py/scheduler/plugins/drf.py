@@ -3,7 +3,8 @@
 A job's share is, over the resources of the cluster, the largest ratio of what its placed
 tasks hold to the cluster's total allocatable. Shares follow allocations in the session
 (event handlers), so the next job picked sees the last placement. Volcano's hierarchical
-DRF (``enableHierarchy``) and its preempt/reclaim hooks are not carried over.
+DRF (``enableHierarchy``) and its preempt/reclaim hooks are not carried over. At session close
+the shares are exported as Volcano's ``volcano_job_share`` (``support/job_metrics.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.interface import EventHandler
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.support.job_metrics import export_job_shares
 
 
 class DrfPlugin:
@@ -73,6 +75,7 @@ class DrfPlugin:
         return on_event
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the per-session state."""
+        """Export the shares as the session left them; drop the per-session state."""
+        export_job_shares(ssn.jobs, self.shares)
         self.allocated = {}
         self.shares = {}

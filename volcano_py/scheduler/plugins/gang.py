@@ -13,6 +13,8 @@
 - preemptable / reclaimable (victims): a victim gang keeps at least minMember ready pods —
   only its surplus above minMember may go — unless every one of its ready pods is among the
   candidates, in which case the whole gang may go (gang-aware eviction's bundle model).
+- session close: Volcano's ``volcano_job_retry_counts`` (+1 per job left not ready) and
+  ``volcano_unschedule_task_count`` (``support/job_metrics.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.interface import ValidateResult
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.support.job_metrics import export_gang_outcome
 
 
 class GangPlugin:
@@ -52,7 +55,8 @@ class GangPlugin:
         ssn.add_reclaimable_fn(self.name, victims)
 
     def on_session_close(self, ssn: Session) -> None:
-        """Nothing to release."""
+        """Export the jobs' retry and unscheduled-task counts (nothing to release)."""
+        export_gang_outcome(ssn.jobs.values())
 
 
 def valid_task_num(job: JobInfo) -> int:
