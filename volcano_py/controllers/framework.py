@@ -25,7 +25,30 @@ from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
 if TYPE_CHECKING:
     from volcano_py.kube.client import KubeClient
     from volcano_py.kube.events import EventRecorder
-    from volcano_py.kube.informer import SharedInformerFactory
+    from volcano_py.kube.informer import HandlerRegistration, Informer, SharedInformerFactory
+
+SYNC_POLL_S = 0.5  # how often a starting controller re-checks its caches and stop
+
+
+def start_and_wait_for_caches(
+    options: ControllerOptions,
+    informers: Sequence[Informer],
+    stop: threading.Event,
+    registrations: Sequence[HandlerRegistration] = (),
+) -> bool:
+    """Start the shared informers; wait until ``informers`` (and ``registrations``) synced.
+
+    Returns False when ``stop`` was set first: the controller then returns without running
+    its workers. Every controller's ``run`` starts this way.
+    """
+    options.informers.start()
+    while not all(informer.wait_for_sync(SYNC_POLL_S) for informer in informers):
+        if stop.is_set():
+            return False
+    while not all(reg.wait_synced(SYNC_POLL_S) for reg in registrations):
+        if stop.is_set():
+            return False
+    return True
 
 
 @dataclass

@@ -40,7 +40,11 @@ from volcano_py.api.constants import (
     UFM_DISCOVERER,
 )
 from volcano_py.api.meta import labels_of, name_of
-from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
+from volcano_py.controllers.framework import (
+    ControllerOptions,
+    ControllerRegistry,
+    start_and_wait_for_caches,
+)
 from volcano_py.controllers.hypernode.config import (
     DEFAULT_DELETION_GRACE_SECONDS,
     DEFAULT_MAX_DELETE_PERCENT,
@@ -89,7 +93,6 @@ REASON_INVALID_CONFIG = "InvalidDiscoveryConfig"
 REASON_CONFIG_APPLIED = "DiscoveryConfigApplied"
 _GRACE_SLACK_S = 0.5
 _NAMES_SHOWN = 5
-_SYNC_POLL_S = 0.5
 
 
 def register_builtin_discoverers(registry: DiscovererRegistry) -> None:
@@ -222,13 +225,8 @@ class HyperNodeController:
         """Start informers, wait for caches and handlers, run the workers until ``stop``."""
         if self._options is None or self.manager is None:
             raise RuntimeError(f"{self.name}: run() before initialize()")
-        self._options.informers.start()
-        while not all(informer.wait_for_sync(_SYNC_POLL_S) for informer in self._informers):
-            if stop.is_set():
-                return
-        while not all(reg.wait_synced(_SYNC_POLL_S) for reg in self._registrations):
-            if stop.is_set():
-                return
+        if not start_and_wait_for_caches(self._options, self._informers, stop, self._registrations):
+            return
         log.info("%s: caches synced", self.name)
         self.config_queue.add(self.configmap_key)
         threads = [

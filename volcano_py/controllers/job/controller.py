@@ -41,7 +41,11 @@ from volcano_py.api.vcjob import (
     Event,
 )
 from volcano_py.api.vcjob import JOB_CONTROLLER_NAME as NAME
-from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
+from volcano_py.controllers.framework import (
+    ControllerOptions,
+    ControllerRegistry,
+    start_and_wait_for_caches,
+)
 from volcano_py.controllers.job.interfaces import (
     JOB_UID_INDEX,
     Caches,
@@ -58,7 +62,6 @@ from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
-_SYNC_POLL_S = 0.5
 # Pod updates that only change the Job's counts wait this long, so the updates of a gang's
 # pods (bound, Running, ...) coalesce into one status write instead of one each.
 RECOUNT_DELAY_S = 0.5
@@ -138,10 +141,8 @@ class JobController:
         """Start the informers, wait for their caches, run the workers until ``stop``."""
         if self._options is None:
             raise RuntimeError("job-controller: run() before initialize()")
-        self._options.informers.start()
-        while not all(informer.wait_for_sync(_SYNC_POLL_S) for informer in self._informers):
-            if stop.is_set():
-                return
+        if not start_and_wait_for_caches(self._options, self._informers, stop):
+            return
         log.info("%s: caches synced", self.name)
         try:
             run_workers(

@@ -40,7 +40,11 @@ from volcano_py.api.constants import (
     PODGROUP_NAME_PREFIX,
 )
 from volcano_py.api.meta import annotations_of, controller_ref, name_of, namespace_of
-from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
+from volcano_py.controllers.framework import (
+    ControllerOptions,
+    ControllerRegistry,
+    start_and_wait_for_caches,
+)
 from volcano_py.controllers.podgroup.interfaces import (
     CONTROLLER_UID_INDEX,
     POD,
@@ -61,7 +65,6 @@ from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
-_SYNC_POLL_S = 0.5
 _WORKLOAD_KINDS = (REPLICASET, STATEFULSET)
 
 
@@ -121,10 +124,8 @@ class PodGroupController:
         """Start the informers, wait for their caches, run the workers until ``stop``."""
         if self._options is None:
             raise RuntimeError("pg-controller: run() before initialize()")
-        self._options.informers.start()
-        while not all(informer.wait_for_sync(_SYNC_POLL_S) for informer in self._informers):
-            if stop.is_set():
-                return
+        if not start_and_wait_for_caches(self._options, self._informers, stop):
+            return
         log.info("%s: caches synced", self.name)
         workers = max(1, self._options.worker_threads_for_podgroup)
         run_workers(self.queue, workers, self.sync, stop, self.name)
