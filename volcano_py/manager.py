@@ -69,6 +69,8 @@ from webhooks.router import AdmissionRouter
 log = logging.getLogger(__name__)
 
 COMPONENT = "volcano-py"
+# a replica that runs no cycle (a standby) builds the HyperNode validator this long after sync
+WARM_AFTER_S = 5.0
 
 
 def scheduler_component(scheduler_names: tuple[str, ...]) -> str:
@@ -212,7 +214,11 @@ class Manager:
             )
 
         self.router = AdmissionRouter()
-        hypernodes.register(self.router, self.informers.informer(R.HYPERNODES).store)
+        hypernode_store = self.informers.informer(R.HYPERNODES).store
+        self.hypernode_validator = hypernodes.DeferredValidator(
+            lambda: hypernodes.HyperNodeValidator(hypernode_store)
+        )
+        hypernodes.register(self.router, validator=self.hypernode_validator)
         queues = self.informers.informer(R.QUEUES).store
         jobs.register(self.router, queues.get, functools.partial(child_queues, queues))
         self.topology: TopologyView | None = None
@@ -362,6 +368,20 @@ class Manager:
         freeze_after_sync()
         self._ready.set()
         log.info("caches synced: %d informers", len(self.informers.informers()))
+        self._guard("webhook:warm", self._warm_webhook, expect_exit=True)
+
+    def _warm_webhook(self) -> None:
+        """Build the HyperNode validator once the first cycle ran (a review builds it sooner).
+
+        Its CEL compile is CPU work that, on the start-up path, delayed the first bind; a
+        standby (no cycle) builds it after ``WARM_AFTER_S``.
+        """
+        deadline = time.monotonic() + WARM_AFTER_S
+        while self.scheduler is not None and not self.scheduler.first_cycle.wait(0.2):
+            if self.stop_event.is_set() or time.monotonic() >= deadline:
+                break
+        if not self.stop_event.is_set():
+            self.hypernode_validator.warm()
 
     def _campaign(self) -> None:
         assert self._elector is not None

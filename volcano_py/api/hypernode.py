@@ -243,6 +243,19 @@ class HyperNode:
         return tuple(m for m in self.members if m.type is MemberType.NODE)
 
     @property
+    def selective(self) -> bool:
+        """Whether the nodes it selects depend on which nodes exist and their labels.
+
+        Only ``regexMatch`` and ``labelMatch`` Node members do: an ``exactMatch`` selects its
+        name whatever exists, so a node event never changes what an exact-only HyperNode
+        selects.
+        """
+        return any(
+            m.selector.regex_match is not None or m.selector.label_match is not None
+            for m in self.node_members
+        )
+
+    @property
     def hypernode_members(self) -> tuple[Member, ...]:
         """Members of type ``HyperNode``."""
         return tuple(m for m in self.members if m.type is MemberType.HYPERNODE)

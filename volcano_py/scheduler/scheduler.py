@@ -269,6 +269,8 @@ class Scheduler:
         self.queue_events = QueueEvents(recorder)
         self.podgroup_warnings = PodGroupWarnings(recorder)
         self._capacity_exported_at = float("-inf")
+        # set once the first cycle has run: start-up work that can wait waits for it
+        self.first_cycle = threading.Event()
         self._capacity_series: set[tuple[str, str, str]] = set()
 
     @property
@@ -347,6 +349,7 @@ class Scheduler:
                 except Exception:
                     log.exception("scheduling cycle failed")
                     result = CycleResult()
+                self.first_cycle.set()
                 self._export_capacity()
                 self._sync_queues()
                 if result.binds or result.bind_errors:

@@ -2,6 +2,11 @@
 
 ``register(router, lister)`` adds the service to an ``AdmissionRouter``; the function decodes
 the AdmissionReview's object and runs ``HyperNodeValidator`` (schema -> CEL -> RE2 -> tree).
+
+Building the validator parses and compiles the CEL policy (celpy's LALR parser alone is
+~0.2 s on an idle core, seconds on a loaded one), so ``register`` does not build it: a
+``DeferredValidator`` builds it once, on the first review or when ``warm()`` is called,
+which the manager does after its first scheduling cycle, off the start-up path.
 Volcano's webhook name and rules are kept: ``validatehypernode.volcano.sh``,
 ``topology.volcano.sh/v1alpha1`` ``hypernodes``.
 """
@@ -9,7 +14,8 @@ Volcano's webhook name and rules are kept: ``validatehypernode.volcano.sh``,
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from webhooks.admission import allowed, denied
@@ -31,10 +37,47 @@ RULES = (
     ),
 )
 
-__all__ = ["PATH", "RULES", "WEBHOOK_NAME", "HyperNodeValidator", "Verdict", "register"]
+__all__ = [
+    "PATH",
+    "RULES",
+    "WEBHOOK_NAME",
+    "DeferredValidator",
+    "HyperNodeValidator",
+    "Verdict",
+    "register",
+]
 
 
-def make_admit(validator: HyperNodeValidator) -> Any:
+class DeferredValidator:
+    """A ``HyperNodeValidator`` built once, on first use or ``warm()``; thread-safe."""
+
+    def __init__(self, build: Callable[[], HyperNodeValidator]) -> None:
+        """``build`` makes the validator; it runs at most once (again only if it raised)."""
+        self._build = build
+        self._lock = threading.Lock()
+        self._validator: HyperNodeValidator | None = None
+
+    @property
+    def built(self) -> bool:
+        """Whether the validator exists yet."""
+        return self._validator is not None
+
+    def warm(self) -> HyperNodeValidator:
+        """Build the validator now unless it exists; return it."""
+        validator = self._validator
+        if validator is None:
+            with self._lock:
+                if self._validator is None:
+                    self._validator = self._build()
+                validator = self._validator
+        return validator
+
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Verdict:
+        """``HyperNodeValidator.validate``, building it first if needed."""
+        return self.warm().validate(obj, old)
+
+
+def make_admit(validator: HyperNodeValidator | DeferredValidator) -> Any:
     """The admission function over ``validator``."""
 
     def admit_hypernode(review: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,8 +104,13 @@ def make_admit(validator: HyperNodeValidator) -> Any:
 def register(
     router: AdmissionRouter,
     lister: HyperNodeLister | None = None,
-    validator: HyperNodeValidator | None = None,
+    validator: HyperNodeValidator | DeferredValidator | None = None,
 ) -> AdmissionService:
-    """Register ``/hypernodes/validate``; ``lister`` holds the HyperNodes in the cluster."""
-    validator = validator if validator is not None else HyperNodeValidator(lister)
+    """Register ``/hypernodes/validate``; ``lister`` holds the HyperNodes in the cluster.
+
+    Without ``validator`` the service gets a ``DeferredValidator`` over ``lister``; pass one
+    to keep a handle on it (``warm()``).
+    """
+    if validator is None:
+        validator = DeferredValidator(lambda: HyperNodeValidator(lister))
     return router.register(PATH, make_admit(validator), RULES, name=WEBHOOK_NAME)

@@ -180,3 +180,40 @@ def test_node_added_after_exact_member_hypernodes_joins_only_its_own() -> None:
     assert tree.ready, tree.errors
     assert tree.real_nodes["a"] == {"n1"}
     assert tree.real_nodes["b"] == {"n2"}
+
+
+def test_a_node_event_resolves_only_regex_and_label_members(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from volcano_py.scheduler.api import hypernode_info
+
+    index = HyperNodeIndex()
+    for i in range(50):
+        index.set_hypernode(hypernode(f"x{i}", 1, nodes=[f"n{i}"]))  # type: ignore[arg-type]
+    index.set_hypernode(hypernode("lb", 1, labels={"rack": "r1"}))  # type: ignore[arg-type]
+    resolved: list[object] = []
+    real = hypernode_info.resolve_node_members
+
+    def counting(member: object, nodes: object) -> set[str]:
+        resolved.append(member)
+        return real(member, nodes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hypernode_info, "resolve_node_members", counting)
+    index.set_node("n3", {})
+    index.set_node("m", {"rack": "r1"})
+    assert len(resolved) == 2  # the label member, once a node; the 50 exact ones are not
+    tree = index.build()
+    assert tree.ready, tree.errors
+    assert tree.real_nodes["x3"] == {"n3"}
+    assert tree.real_nodes["lb"] == {"m"}
+
+
+def test_a_hypernode_turned_exact_only_stops_following_labels() -> None:
+    index = _index([hypernode("h", 1, labels={"rack": "r1"})], {"n1": {"rack": "r1"}})
+    assert index.build().real_nodes["h"] == {"n1"}
+    index.set_hypernode(hypernode("h", 1, nodes=["n1"]))  # type: ignore[arg-type]
+    index.set_node("n2", {"rack": "r1"})
+    assert index.build().real_nodes["h"] == {"n1"}
+    index.delete_hypernode("h")
+    index.set_node("n3", {"rack": "r1"})
+    assert "h" not in index.build().hypernodes

@@ -74,10 +74,7 @@ class _Entry:
     @property
     def selective(self) -> bool:
         """Whether its own node set depends on which nodes exist and their labels."""
-        return any(
-            m.selector.regex_match is not None or m.selector.label_match is not None
-            for m in self.node_members
-        )
+        return self.view.selective
 
 
 class NodeCountIndex:
