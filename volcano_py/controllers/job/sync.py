@@ -30,7 +30,6 @@ import threading
 import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -58,6 +57,13 @@ from volcano_py.controllers.job.builder import (
     updated_podgroup,
 )
 from volcano_py.controllers.job.interfaces import Caches, JobClient, Request, job_pods
+from volcano_py.controllers.job.lifecycle import (
+    REASON_PLUGIN_ERROR,
+    add_plugins,
+    delete_plugins,
+    expire,
+    take_command,
+)
 from volcano_py.controllers.job.plugin_registry import plugins_of
 from volcano_py.controllers.job.plugins import JobPlugin
 from volcano_py.controllers.job.policies import resolve_action
@@ -84,8 +90,6 @@ REASON_POD_GROUP_ERROR = "PodGroupError"
 REASON_FAILED_CREATE_POD = "FailedCreatePodReason"
 REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
 REASON_PHASE_CHANGED = "JobPhaseChanged"
-REASON_PLUGIN_ERROR = "PluginError"
-REASON_COMMAND_ISSUED = "CommandIssued"
 _POD_GROUP_WAITING = ("", "Pending")
 CREATE_THREADS = 16
 JOB_LOCKS = 64
@@ -159,7 +163,7 @@ class JobSync:
         job = self.job(request.key)
         if job is None or is_being_deleted(job):
             return
-        if request.command and not self._take_command(job, request):
+        if request.command and not take_command(self.client, self.recorder, job, request):
             return
         try:
             view = JobView.from_dict(job)
@@ -167,7 +171,7 @@ class JobSync:
             self._invalid(job, str(e))
             return
         expires = view.phase in FINISHED_PHASES and view.ttl_seconds_after_finished is not None
-        if expires and self._expire(job, view):
+        if expires and expire(self.client, self.clock, self.enqueue_after, job, view):
             return
         decision = resolve_action(view, request)
         action = decision.action
@@ -226,7 +230,9 @@ class JobSync:
             job = self._write(job, view, Status(min_available=view.min_available), changed=True)
             view = JobView.from_dict(job)
         if view.phase in ("", JobPhase.PENDING):  # Volcano's pluginOnJobAdd, while initiating
-            job = self._add_plugins(job, view, plugins)
+            body = add_plugins(job, view, plugins, self.client, self.recorder)
+            if body is not None:
+                job = self._write_status(body)
         old = status_of(job, view)
         if not initiating:
             podgroup = self._ensure_podgroup(job, view)
@@ -402,7 +408,7 @@ class JobSync:
                                 "; ".join(errors), resource=R.VCJOBS)  # fmt: skip
             raise RuntimeError(f"Job {view.namespace}/{view.name}: {'; '.join(errors)}")
         if whole_job:  # Volcano's pluginOnJobDelete: a restarted job adds them afresh
-            job = self._delete_plugins(job, view)
+            job = delete_plugins(job, view, self.client)
         changed = step.update(new) if step.update else False
         self._write(job, view, new, changed=changed)
         if whole_job:
@@ -426,90 +432,6 @@ class JobSync:
             errors.append(f"failed to delete pod {name_of(pod)}: {e}")
             return False
         return True
-
-    # --- bus.volcano.sh Commands -------------------------------------------------------------
-
-    def _take_command(self, job: JSON, request: Request) -> bool:
-        """Delete the Command first, so its action runs at most once (Volcano's order).
-
-        False when it was already gone: another worker (or process) took it.
-        """
-        namespace = (job.get("metadata") or {}).get("namespace")
-        try:
-            self.client.delete(R.COMMANDS, request.command, namespace)
-        except NotFound:
-            return False
-        self.recorder.event(
-            job, NORMAL, REASON_COMMAND_ISSUED,
-            f"Start to execute command {request.action}, and clean it up to make sure executed "
-            "not more than once.",
-            resource=R.VCJOBS,
-        )  # fmt: skip
-        return True
-
-    # --- ttlSecondsAfterFinished ---------------------------------------------------------------
-
-    def _expire(self, job: JSON, view: JobView) -> bool:
-        """Delete a finished Job ``ttlSecondsAfterFinished`` after it finished, or come back then.
-
-        Volcano's garbage collector: the finish time is the phase's ``lastTransitionTime``.
-        The Job's pods, PodGroup and plugin objects go with it (owner references).
-        """
-        state = (job.get("status") or {}).get("state") or {}
-        try:
-            finished = datetime.fromisoformat(str(state.get("lastTransitionTime")))
-        except ValueError:
-            return False
-        ttl = view.ttl_seconds_after_finished or 0
-        left = (finished + timedelta(seconds=ttl) - self.clock.wall()).total_seconds()
-        if left > 0:
-            self.enqueue_after(Request(f"{view.namespace}/{view.name}"), left)
-            return False
-        log.info("Job %s/%s: finished %ss ago, ttlSecondsAfterFinished %s: deleting",
-                 view.namespace, view.name, int(ttl - left), ttl)  # fmt: skip
-        with contextlib.suppress(NotFound):
-            self.client.delete(R.VCJOBS, view.name, view.namespace)
-        return True
-
-    # --- plugins ----------------------------------------------------------------------------
-
-    def _add_plugins(self, job: JSON, view: JobView, plugins: list[JobPlugin]) -> JSON:
-        """Run ``on_job_add`` once per plugin; record it in ``status.controlledResources``."""
-        controlled = dict((job.get("status") or {}).get("controlledResources") or {})
-        added = False
-        for plugin in plugins:
-            if controlled.get(f"plugin-{plugin.name}") == plugin.name:
-                continue
-            try:
-                plugin.on_job_add(job, view, self.client)
-            except Invalid as e:
-                message = f"Execute plugin {plugin.name} when job add failed, err: {e}"
-                self.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
-                raise
-            controlled[f"plugin-{plugin.name}"] = plugin.name
-            added = True
-        if not added:
-            return job
-        body = copy.deepcopy(job)
-        body.setdefault("status", {})["controlledResources"] = controlled
-        return self._write_status(body)
-
-    def _delete_plugins(self, job: JSON, view: JobView) -> JSON:
-        """Run ``on_job_delete`` for the plugins that added something; forget them."""
-        controlled = dict((job.get("status") or {}).get("controlledResources") or {})
-        plugins, _ = plugins_of(view)
-        removed = False
-        for plugin in plugins:
-            if controlled.get(f"plugin-{plugin.name}") != plugin.name:
-                continue
-            plugin.on_job_delete(job, view, self.client)
-            del controlled[f"plugin-{plugin.name}"]
-            removed = True
-        if not removed:
-            return job
-        body = copy.deepcopy(job)
-        body.setdefault("status", {})["controlledResources"] = controlled
-        return body
 
     # --- PodGroup ----------------------------------------------------------------------------
 
