@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -68,6 +69,15 @@ def _open_one_leaf(driver: Any) -> None:
     )
 
 
+def _text_of(driver: Any, selector: str) -> str:
+    """The text of the element ``selector`` names, read again if the page redraws it between
+    the find and the read (the view re-renders the panels when its data or the search moves)."""
+    text: str = WebDriverWait(
+        driver, WAIT_S, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)
+    ).until(lambda d: d.find_element(By.CSS_SELECTOR, selector).text)
+    return text
+
+
 def test_no_text_overlaps_and_hypernodes_read_as_their_label(page: tuple[Any, Any]) -> None:
     driver, view = page
     data = orjson.loads(view.current()[1])
@@ -109,12 +119,11 @@ def test_queue_panel_shows_allocated_deserved_capability_and_pending(
     page: tuple[Any, Any],
 ) -> None:
     driver, _ = page
-    research = driver.find_element(By.CSS_SELECTOR, '#queues [data-queue="research"]')
-    text = research.text
+    text = _text_of(driver, '#queues [data-queue="research"]')
     assert "weight 3" in text
     assert "3 pending, 30 running" in text
     assert "allocated: gpu 960" in text
     assert "capability: gpu 1024" in text
     assert "deserved: unset" in text
-    prod = driver.find_element(By.CSS_SELECTOR, '#queues [data-queue="production-inference"]')
-    assert "deserved: gpu 512 · cpu 4000" in prod.text
+    prod = _text_of(driver, '#queues [data-queue="production-inference"]')
+    assert "deserved: gpu 512 · cpu 4000" in prod
