@@ -56,6 +56,7 @@ from volcano_py.kube.store import Store
 from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
+from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
@@ -114,6 +115,8 @@ class ManagerOptions:
     worker_threads: int = 5
     worker_threads_for_podgroup: int = 5
     bind_workers: int = DEFAULT_BIND_WORKERS
+    # how many feasible nodes a task's search finds (Volcano's three flags)
+    node_search: NodeSearch = field(default_factory=NodeSearch)
     inherit_owner_annotations: bool = True
     cache_sync_timeout: float = 120.0
     # The webhook's own address (host, port): readiness probes it (webhooks.probe). None when
@@ -209,6 +212,7 @@ class Manager:
                 self.scheduler_recorder,
                 schedule_period=options.schedule_period,
                 bind_workers=options.bind_workers,
+                node_search=options.node_search,
                 configmap=configmap,
                 configmap_synced=configmap_synced,
             )

@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from typing import TypeVar
+
+_N = TypeVar("_N", int, float)
 
 
 def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +35,7 @@ def positive_float(value: str) -> float:
 
 def non_negative_float(value: str) -> float:
     """A number of seconds, zero allowed."""
-    number = _float(value)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {value!r}")
-    return number
+    return _not_negative(_float(value), value)
 
 
 def positive_int(value: str) -> int:
@@ -43,6 +43,25 @@ def positive_int(value: str) -> int:
     number = _int(value)
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return number
+
+
+def non_negative_int(value: str) -> int:
+    """A count, zero allowed."""
+    return _not_negative(_int(value), value)
+
+
+def _not_negative(number: _N, value: str) -> _N:
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value!r}")
+    return number
+
+
+def percentage(value: str) -> int:
+    """A whole percentage, 0 to 100."""
+    number = _int(value)
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(f"must be a percentage between 0 and 100, got {value!r}")
     return number
 
 

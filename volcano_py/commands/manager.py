@@ -20,6 +20,8 @@ from volcano_py.certkeeper import CertKeeper
 from volcano_py.commands.argtypes import (
     add_log_format_argument,
     non_negative_float,
+    non_negative_int,
+    percentage,
     port,
     positive_float,
     positive_int,
@@ -36,6 +38,12 @@ from volcano_py.kube.errors import ApiError
 from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
 from volcano_py.manager import Manager, ManagerOptions
+from volcano_py.scheduler.api.node_search import (
+    DEFAULT_MIN_NODES,
+    DEFAULT_MIN_PERCENTAGE,
+    DEFAULT_PERCENTAGE,
+    NodeSearch,
+)
 from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 
 log = logging.getLogger(__name__)
@@ -159,6 +167,26 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--worker-threads", type=positive_int, default=5)
     p.add_argument("--worker-threads-for-podgroup", type=positive_int, default=5)
     p.add_argument(
+        "--minimum-feasible-nodes",
+        type=non_negative_int,
+        default=DEFAULT_MIN_NODES,
+        help="a task's node search finds at least this many feasible nodes before it stops "
+        "(Volcano's flag; lists this short are searched whole)",
+    )
+    p.add_argument(
+        "--minimum-percentage-nodes-to-find",
+        type=percentage,
+        default=DEFAULT_MIN_PERCENTAGE,
+        help="the adaptive search's lowest percentage of the nodes (Volcano's flag)",
+    )
+    p.add_argument(
+        "--percentage-nodes-to-find",
+        type=percentage,
+        default=DEFAULT_PERCENTAGE,
+        help="percentage of the nodes a task's search finds feasible before it stops; 0: "
+        "adaptive (50 - nodes/125), 100: every node (Volcano's flag)",
+    )
+    p.add_argument(
         "--bind-workers",
         type=positive_int,
         default=DEFAULT_BIND_WORKERS,
@@ -200,6 +228,11 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         worker_threads=args.worker_threads,
         worker_threads_for_podgroup=args.worker_threads_for_podgroup,
         bind_workers=args.bind_workers,
+        node_search=NodeSearch(
+            min_nodes=args.minimum_feasible_nodes,
+            min_percentage=args.minimum_percentage_nodes_to_find,
+            percentage=args.percentage_nodes_to_find,
+        ),
         inherit_owner_annotations=args.inherit_owner_annotations,
         webhook_address=(args.webhook_host, args.webhook_port),
         ui_enabled=args.ui,

@@ -40,6 +40,7 @@ from volcano_py.metrics import (
 )
 from volcano_py.scheduler.actions import register_builtin_actions
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.capacity_metrics import EXPORT_INTERVAL_S, export_capacity
@@ -129,11 +130,14 @@ def run_cycle(
     actions: ActionRegistry,
     writer: Writer,
     notes: ChangeLog | None = None,
+    node_search: NodeSearch | None = None,
 ) -> CycleResult:
     """One scheduling cycle (see the module docstring).
 
     ``notes`` remembers what was logged about each job across cycles, so a fact that holds
     for many cycles is logged once (``ChangeLog``); the cycle starts a new generation of it.
+    ``node_search``: the scheduler's node-search limits and position, carried across cycles
+    (a fresh default one when None).
     """
     started = time.perf_counter()
     transition_id = str(uuid.uuid4())
@@ -141,7 +145,7 @@ def run_cycle(
     snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
     if notes is not None:
         notes.new_cycle()
-    ssn = open_session(snapshot, conf, plugins, notes)
+    ssn = open_session(snapshot, conf, plugins, notes, node_search)
     ssn.unevictable = refused_recently(cache)
     OPEN_SESSION_DURATION.observe((time.perf_counter() - started) * 1000)
     try:
@@ -235,12 +239,15 @@ class Scheduler:
         clock: Clock | None = None,
         configmap: ConfigMapGetter | None = None,
         configmap_synced: Callable[[], bool] | None = None,
+        node_search: NodeSearch | None = None,
     ) -> None:
         """Wire the cache to ``informers`` (call before ``informers.start()``).
 
         ``configmap`` (the scheduler ConfigMap from a watched store) makes the conf
         hot-reloadable: see ``conf_watch.ConfWatch``; ``configmap_synced`` tells when that
         store has its first list, so the first cycle already runs the ConfigMap's conf.
+        ``node_search``: how many feasible nodes a task's search finds (Volcano's defaults
+        when None; ``api/node_search.py``).
 
         Raises:
             ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
@@ -265,6 +272,7 @@ class Scheduler:
         self.client = client
         self._configmap_synced = configmap_synced
         self.notes = ChangeLog()  # per-job log lines, once per change across cycles
+        self.node_search = node_search or NodeSearch()
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
         self.podgroup_warnings = PodGroupWarnings(recorder)
@@ -317,7 +325,15 @@ class Scheduler:
     def run_once(self) -> CycleResult:
         """One cycle now."""
         conf = self.conf_watch.current()
-        result = run_cycle(self.cache, conf, self.plugins, self.actions, self.writer, self.notes)
+        result = run_cycle(
+            self.cache,
+            conf,
+            self.plugins,
+            self.actions,
+            self.writer,
+            self.notes,
+            self.node_search,
+        )
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
         self.queue_events.record(fits, self.cache.podgroup)
         if result.warnings:

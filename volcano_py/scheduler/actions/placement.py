@@ -22,6 +22,7 @@ Shared by the flat path (``allocate``) and the partitioned one (``allocate_sub_j
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 from time import perf_counter
 
 from volcano_py.metrics import SCHEDULING_STAGE_DURATION
@@ -118,13 +119,24 @@ def select_node(
 ) -> int | None:
     """Index in ``nodes`` of the feasible node with the best total score (first on ties).
 
-    With ``clock``, the time in predicates and in scoring is added to it.
+    The search stops once it has found as many feasible nodes as ``ssn.node_search`` asks
+    for, starting where the previous capped search stopped (``api/node_search.py``); a list
+    searched whole starts at its first node. With ``clock``, the time in predicates and in
+    scoring is added to it.
     """
     started = perf_counter()
     predicates = ssn.predicate_fns
     feasible: list[NodeInfo] = []
     positions: list[int] = []
-    for position, node in enumerate(nodes):
+    total = len(nodes)
+    search = ssn.node_search
+    wanted = search.feasible_to_find(total)
+    capped = wanted < total
+    start = search.start_of(total, capped)
+    examined = 0
+    for position in chain(range(start, total), range(start)):
+        examined += 1
+        node = nodes[position]
         for fn in predicates:
             reason = fn(task, node)
             if reason is not None:
@@ -133,6 +145,10 @@ def select_node(
         else:
             feasible.append(node)
             positions.append(position)
+            if len(feasible) >= wanted:
+                break
+    if capped:
+        search.searched(start, examined, total)
     scoring_started = perf_counter()
     if clock is not None:
         clock.predicate += scoring_started - started

@@ -19,6 +19,7 @@ from typing import Any
 
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.metrics import PLUGIN_SCHEDULING_LATENCY
+from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import SchedulerConf
@@ -31,13 +32,15 @@ def open_session(
     conf: SchedulerConf,
     plugins: PluginRegistry,
     notes: ChangeLog | None = None,
+    node_search: NodeSearch | None = None,
 ) -> Session:
     """A session on ``snapshot`` with the plugins of ``conf``'s tiers open.
 
     ``notes``: where lines about a job are logged once per change across sessions (the
-    scheduler's; a fresh one, which logs everything, when None).
+    scheduler's; a fresh one, which logs everything, when None). ``node_search``: the
+    scheduler's node-search limits and position (a fresh default one when None).
     """
-    ssn = Session(snapshot, conf, notes)
+    ssn = Session(snapshot, conf, notes, node_search)
     for tier in conf.tiers:
         for option in tier:
             _open(ssn, plugins.get(option.name), option.name, option.arguments)

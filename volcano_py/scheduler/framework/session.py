@@ -21,6 +21,7 @@ import logging
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
@@ -44,6 +45,7 @@ class Session(ExtensionPoints):
         snapshot: Snapshot,
         conf: SchedulerConf,
         notes: ChangeLog | None = None,
+        node_search: NodeSearch | None = None,
     ) -> None:
         """A session on ``snapshot`` with no plugin yet (``framework.open_session`` adds them).
 
@@ -65,6 +67,8 @@ class Session(ExtensionPoints):
         self._members_sorted: dict[str, list[str]] = {}
         self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
+        # how many feasible nodes a task's search finds (the scheduler's, kept across cycles)
+        self.node_search = node_search or NodeSearch()
         self.job_fit: dict[str, JobFit] = {}
         # preempt/reclaim decisions: victims, and the HyperNode nominated for each preemptor
         self.evictions: list[Eviction] = []

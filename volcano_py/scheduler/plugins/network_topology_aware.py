@@ -311,10 +311,11 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         each HyperNode on its chain, ``weight * (score - 1)``; the range's weight is a
         geometric sum in closed form. The cost never depends on the distance between tiers.
         """
-        if not self.normal_pod_enable:
-            return {}
         assert self._ssn is not None
         ssn = self._ssn
+        if not self.normal_pod_enable or not ssn.tree.node_chain:
+            # no node in any HyperNode: every node would score the same (the whole range)
+            return {}
         total_weight = _tier_weight_sum(self.fading, self.min_tier, self.max_tier)
         if not total_weight > 0 or math.isinf(total_weight):
             ssn.notes.warning(
