@@ -62,6 +62,8 @@ from volcano_py.controllers.hypernode.discovery import (
     ResultSink,
     config_mapping,
 )
+from volcano_py.controllers.hypernode.idle import LastDiscovery
+from volcano_py.controllers.hypernode.label_paths import complete_paths, node_paths
 from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.informer import EventHandler
 
@@ -158,32 +160,28 @@ def discover_label_hypernodes(
 
     ``existing`` are the HyperNodes in the cluster, for name reuse and to avoid collisions.
     """
-    members: dict[GroupKey, set[Any]] = defaultdict(set)
     type_list = list(types)
-    # nodes by path per type: the per-node work is a few dict lookups, and the groups are
-    # built once per distinct path (hundreds), not once per node (thousands)
-    paths: dict[str, dict[tuple[str, ...], list[str]]] = {t.name: {} for t in type_list}
-    levels = [(t.name, t.levels) for t in type_list]
-    for node in nodes:
-        meta = node.get("metadata") or {}
-        labels = meta.get("labels")
-        if not labels:
-            continue
-        for type_name, keys in levels:
-            values: list[str] = []
-            for key in keys:
-                value = labels.get(key)
-                if value is None:
-                    break
-                values.append(value)
-            if values:
-                by_path = paths[type_name]
-                path = tuple(values)
-                holders = by_path.get(path)
-                if holders is None:
-                    by_path[path] = [meta.get("name", "")]
-                else:
-                    holders.append(meta.get("name", ""))
+    paths = node_paths(nodes, [(t.name, t.levels) for t in type_list])
+    global _last_round
+    existing_list = list(existing)
+    last = _last_round
+    if last is not None and last.same_input(type_list, paths, existing_list):
+        return list(last.result)
+    result = _build(type_list, paths, existing_list)
+    _last_round = LastDiscovery(type_list, paths, existing_list, result)
+    return list(result)
+
+
+_last_round: LastDiscovery | None = None
+
+
+def _build(
+    type_list: list[TopologyType],
+    paths: dict[str, dict[tuple[str, ...], list[str]]],
+    existing: list[Mapping[str, Any]],
+) -> list[JSON]:
+    """The HyperNodes of the node ``paths`` (each type's label paths and their nodes)."""
+    members: dict[GroupKey, set[Any]] = defaultdict(set)
     for topology in type_list:
         by_path = paths[topology.name]
         completed = complete_paths(set(by_path))
@@ -207,28 +205,6 @@ def discover_label_hypernodes(
         result.append(_hypernode(names[group], topology, group, member_names, member_type))
     result.sort(key=name_of)
     return result
-
-
-def complete_paths(paths: set[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
-    """For paths cut short by a missing upper label, the one longer path they belong to.
-
-    A node without a label above its rack still belongs to that rack: when every longer path
-    that starts with the short one lies on one chain (``(s0,)`` under ``(s0, s2)``), the
-    short path becomes the longest of them. When two labelled parents conflict (``(s0, s2)``
-    and ``(s0, s3)``) the short path stays as it is, and so do the conflicting ones.
-    """
-    extensions: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
-    for path in paths:
-        for k in range(1, len(path)):
-            extensions[path[:k]].append(path)
-    completed: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for short, longer in extensions.items():
-        if short not in paths:
-            continue
-        longest = max(longer, key=len)
-        if all(longest[: len(other)] == other for other in longer):
-            completed[short] = longest
-    return completed
 
 
 def _path_labels(topology: TopologyType, group: GroupKey) -> dict[str, str]:

@@ -43,6 +43,7 @@ from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
 from volcano_py.controllers.hypernode.config import DEFAULT_DELETION_GRACE_SECONDS
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
+from volcano_py.controllers.hypernode.idle import IdleRound, idle_round
 from volcano_py.controllers.hypernode.plan import (
     CONFIG_ANNOTATION,
     MissingSince,
@@ -139,6 +140,8 @@ class Reconciler:
         self._sleep = sleep or self._clock.sleep
         self.writes = 0
         self.missing = MissingSince()
+        # per source: the last round that found nothing to do (``idle.IdleRound``)
+        self._idle: dict[str, IdleRound] = {}
 
     # -- entry point ----------------------------------------------------------------------
 
@@ -151,7 +154,14 @@ class Reconciler:
         """Make the source's HyperNodes match ``result`` (or hold back; see module doc)."""
         source = result.source
         outcome = ReconcileOutcome(source)
-        owned = self._owned(source)
+        store_objects = self._hypernodes.list()
+        idle = self._idle.pop(source, None)
+        if idle is not None and idle.repeats(result, store_objects, max_delete_percent, grace):
+            self._idle[source] = idle
+            outcome.plan = idle.plan
+            log.debug("source %s: the same result on the same HyperNodes, nothing to do", source)
+            return outcome
+        owned = self._owned(source, store_objects)
         if not result.ok:
             message = (
                 f"discovery source {source!r} failed: {result.error}; its HyperNodes are "
@@ -204,6 +214,8 @@ class Reconciler:
         for name in plan.retired + plan.expired + plan.superseded:
             if name in outcome.deleted:
                 self.missing.forget(source, name)
+        if idle_round(outcome, plan):
+            self._idle[source] = IdleRound(result, store_objects, max_delete_percent, grace, plan)
         log.info(
             "reconciled source %s: %d discovered, %d created, %d updated, %d deleted "
             "(%d retired by a configuration change), %d missing within their grace period, "
@@ -234,10 +246,10 @@ class Reconciler:
         log.info("retired source %s: %d HyperNodes deleted", source, len(outcome.deleted))
         return outcome
 
-    def _owned(self, source: str) -> dict[str, JSON]:
+    def _owned(self, source: str, objects: list[JSON] | None = None) -> dict[str, JSON]:
         return {
             name_of(obj): obj
-            for obj in self._hypernodes.list()
+            for obj in (self._hypernodes.list() if objects is None else objects)
             if labels_of(obj).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == source
         }
 
