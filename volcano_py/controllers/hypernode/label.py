@@ -175,6 +175,12 @@ def discover_label_hypernodes(
 _last_round: LastDiscovery | None = None
 
 
+def forget_last_discovery() -> None:
+    """Drop the remembered last discovery (the next one builds afresh; for benchmarks)."""
+    global _last_round
+    _last_round = None
+
+
 def _build(
     type_list: list[TopologyType],
     paths: dict[str, dict[tuple[str, ...], list[str]]],
