@@ -15,6 +15,7 @@ from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = os.environ.get("VOLCANO_PY_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("VOLCANO_PY_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -104,6 +105,20 @@ for (const g of groups) {
 }
 return [checked, found.slice(0, 10)];
 """
+
+
+def text_of(driver: webdriver.Chrome, css: str, timeout: float = 30.0) -> str:
+    """The rendered text of the first element ``css`` matches, once there is one.
+
+    Read inside the page in one script call: the view redraws its rows when its data or the
+    search changes, so an element found first and read later can be stale by then.
+    """
+    text: str = WebDriverWait(driver, timeout, poll_frequency=0.2).until(
+        lambda d: d.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : null", css
+        )
+    )
+    return text
 
 
 def text_overlaps(driver: webdriver.Chrome) -> tuple[int, list[str]]:

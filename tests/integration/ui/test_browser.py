@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from devcluster.harness import ControlPlane
-from tests.integration.ui.browser import chromium, missing, screenshot
+from tests.integration.ui.browser import chromium, missing, screenshot, text_of
 from tests.integration.ui.conftest import GPUS_PER_NODE, UiCluster
 
 WAIT_S = 20.0
@@ -66,9 +66,9 @@ def test_browser_shows_racks_then_a_gang_in_its_rack_and_a_pending_reason(
     _wait(driver, "a first render", lambda d: d.execute_script("return window.__topology.renders"))
     for rack in c.racks:
         _wait(driver, f"rack {rack}", lambda d, r=rack: _rows(d, f'div.hn[data-hn="{r}"]'))
-    rack_row = _rows(driver, f'div.hn[data-hn="{c.racks[0]}"] > .row')[0]
-    assert "tier 1 · rack" in rack_row.text  # type: ignore[attr-defined]
-    assert f"gpu {2 * GPUS_PER_NODE}" in rack_row.text  # type: ignore[attr-defined]
+    rack_row = text_of(driver, f'div.hn[data-hn="{c.racks[0]}"] > .row')  # type: ignore[arg-type]
+    assert "tier 1 · rack" in rack_row
+    assert f"gpu {2 * GPUS_PER_NODE}" in rack_row
     screenshot(driver, "1-racks")  # type: ignore[arg-type]
 
     fits, objects = c.gang_objects("kubectl-fits", 2, GPUS_PER_NODE)
@@ -80,8 +80,8 @@ def test_browser_shows_racks_then_a_gang_in_its_rack_and_a_pending_reason(
     waiting, objects = c.gang_objects("kubectl-too-big", 3, GPUS_PER_NODE)
     _kubectl_apply(control_plane, objects)
     item = f'[data-pending="{waiting}"] .msg'
-    found = _wait(driver, f"the reason of {waiting}", lambda d: _rows(d, item))
-    assert found[0].text.strip()  # type: ignore[index]
+    _wait(driver, f"the reason of {waiting}", lambda d: _rows(d, item))
+    assert text_of(driver, item).strip()  # type: ignore[arg-type]
     screenshot(driver, "3-pending-reason")  # type: ignore[arg-type]
 
 
@@ -94,8 +94,11 @@ def test_browser_search_opens_the_path_to_a_node(ui_cluster: UiCluster, browser:
     box.send_keys(node)
     hit = f'div.hn.hit[data-hn="{c.racks[1]}"]'
     _wait(driver, f"the rack of {node} highlighted", lambda d: _rows(d, hit))
-    marked = _rows(driver, f"{hit} .nodes mark")
-    assert [m.text for m in marked] == [node]  # type: ignore[attr-defined]
+    marked = driver.execute_script(  # type: ignore[attr-defined]
+        "return Array.from(document.querySelectorAll(arguments[0]), e => e.innerText)",
+        f"{hit} .nodes mark",
+    )
+    assert marked == [node]
     screenshot(driver, "4-search")  # type: ignore[arg-type]
 
 
@@ -107,8 +110,9 @@ def test_browser_collapse_and_expand_a_rack(ui_cluster: UiCluster, browser: obje
     toggle = f'div.hn[data-hn="{rack}"] > .row button.tog'
     _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
     nodes = f'div.hn[data-hn="{rack}"] .nodes'
-    shown = _wait(driver, f"the nodes of {rack}", lambda d: _rows(d, nodes))
-    assert all(n in shown[0].text for n in c.nodes[rack])  # type: ignore[index]
+    _wait(driver, f"the nodes of {rack}", lambda d: _rows(d, nodes))
+    shown = text_of(driver, nodes)  # type: ignore[arg-type]
+    assert all(n in shown for n in c.nodes[rack])
     _rows(driver, toggle)[0].click()  # type: ignore[attr-defined]
     _wait(driver, f"{rack} collapsed", lambda d: not _rows(d, nodes))
 

@@ -21,12 +21,17 @@ from typing import Any
 
 import orjson
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.discovered_cluster import discovered_cache
-from tests.integration.ui.browser import assert_readable, chromium, missing, text_overlaps
+from tests.integration.ui.browser import (
+    assert_readable,
+    chromium,
+    missing,
+    text_of,
+    text_overlaps,
+)
 from volcano_py.ops import OpsServer
 from volcano_py.ui.view import TopologyView
 
@@ -69,15 +74,6 @@ def _open_one_leaf(driver: Any) -> None:
     )
 
 
-def _text_of(driver: Any, selector: str) -> str:
-    """The text of the element ``selector`` names, read again if the page redraws it between
-    the find and the read (the view re-renders the panels when its data or the search moves)."""
-    text: str = WebDriverWait(
-        driver, WAIT_S, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)
-    ).until(lambda d: d.find_element(By.CSS_SELECTOR, selector).text)
-    return text
-
-
 def test_no_text_overlaps_and_hypernodes_read_as_their_label(page: tuple[Any, Any]) -> None:
     driver, view = page
     data = orjson.loads(view.current()[1])
@@ -101,14 +97,27 @@ def test_chips_name_the_owning_workload(page: tuple[Any, Any]) -> None:
     placed = next(g for g in data["gangs"] if g["owner"]["kind"] == "Deployment" and g["hyperNode"])
     driver.find_element(By.ID, "search").send_keys(placed["owner"]["name"])
     chip = f'.row [data-gang="{placed["namespace"]}/{placed["name"]}"]'
-    chips = WebDriverWait(driver, WAIT_S, poll_frequency=0.2).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, chip)
+    # the search redraws the page after a debounce (``#found`` is filled in the same task as
+    # that redraw): wait for it, then read each text in one script call, so no element can go
+    # stale between finding and reading it
+    drawn = WebDriverWait(driver, WAIT_S, poll_frequency=0.2).until(
+        lambda d: d.execute_script(
+            "return document.getElementById('found').textContent !== ''"
+            " && document.querySelector(arguments[0]) !== null",
+            chip,
+        )
     )
-    assert chips, "the Deployment's gang was not drawn in its leaf after a search"
-    assert chips[0].text.startswith(f"Deployment {placed['owner']['name']} ")
-    assert placed["name"] in chips[0].get_attribute("title")
-    texts = " | ".join(c.text for c in driver.find_elements(By.CSS_SELECTOR, ".gang"))
-    texts += " | ".join(p.text for p in driver.find_elements(By.CSS_SELECTOR, ".pending b"))
+    assert drawn, "the Deployment's gang was not drawn in its leaf after a search"
+    text, title = driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return [e.innerText, e.title]", chip
+    )
+    assert text.startswith(f"Deployment {placed['owner']['name']} ")
+    assert placed["name"] in title
+    texts = " | ".join(
+        driver.execute_script(
+            "return Array.from(document.querySelectorAll('.gang, .pending b'), e => e.innerText)"
+        )
+    )
     assert "podgroup-" not in texts
     _, overlaps = text_overlaps(driver)
     assert overlaps == [], overlaps
@@ -119,11 +128,11 @@ def test_queue_panel_shows_allocated_deserved_capability_and_pending(
     page: tuple[Any, Any],
 ) -> None:
     driver, _ = page
-    text = _text_of(driver, '#queues [data-queue="research"]')
+    text = text_of(driver, '#queues [data-queue="research"]')
     assert "weight 3" in text
     assert "3 pending, 30 running" in text
     assert "allocated: gpu 960" in text
     assert "capability: gpu 1024" in text
     assert "deserved: unset" in text
-    prod = _text_of(driver, '#queues [data-queue="production-inference"]')
+    prod = text_of(driver, '#queues [data-queue="production-inference"]')
     assert "deserved: gpu 512 · cpu 4000" in prod
