@@ -69,6 +69,11 @@ def _create(client: KubeClient, resource: R.APIResource, body: dict[str, Any]) -
         client.create(resource, body)
 
 
+def step(what: str) -> None:
+    """One line of progress while the local cluster comes up (each step can take seconds)."""
+    print(f"make run: {what} ...", flush=True)
+
+
 def install(client: KubeClient, cert_dir: Path, webhook_port: int) -> None:
     """CRDs, namespace, ConfigMaps, the VAP and the webhook configurations for 127.0.0.1."""
     install_crds(client)
@@ -277,10 +282,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(cleaned, flush=True)
             folder = Path(tempfile.mkdtemp(prefix=devstate.RUN_PREFIX))
             devstate.record(folder)
+            step(f"starting etcd, kube-apiserver, kube-controller-manager and kwok in {folder}")
             plane = ControlPlane(folder)
             plane.start()
             kubeconfig = str(plane.kubeconfig)
+            step("installing the CRDs, the ConfigMaps and the admission configuration")
             install(KubeClient(plane.admin_config()), cert_dir, webhook_port)
+            step(f"starting the manager and {args.nodes} kwok node(s)")
         manager = subprocess.Popen(
             manager_argv(kubeconfig, cert_dir, webhook_port, metrics_port, local=plane is not None),
             start_new_session=True,  # stopped by us, in order, not by the terminal's Ctrl-C
