@@ -23,6 +23,8 @@ Contract:
   running gangs the scheduler was rebuilding and re-checking all of them twice a second. A
   job touched while a cycle ran is not settled (its counter moved since the snapshot).
   Running jobs' tasks still count on their nodes, which is all other jobs need of them.
+- **Jobs that cannot be placed are parked** (``park``, ``parking.py``): left out until they
+  change or something frees room, so thousands of waiting gangs do not cost every cycle.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 """
@@ -47,6 +49,7 @@ from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
+from volcano_py.scheduler.parking import ParkedJobs
 from volcano_py.scheduler.queues import build_queues
 
 log = logging.getLogger(__name__)
@@ -96,6 +99,9 @@ class SchedulerCache:
         self._assumed: dict[str, str] = {}
         self._job_versions: dict[str, int] = {}
         self._settled: set[str] = set()
+        # jobs that could not be placed, left out until something frees capacity (they are
+        # in ``_settled`` too)
+        self._parked = ParkedJobs()
         # HyperNode name -> jobs whose allocated-hypernode annotation names it
         self._by_allocated: dict[str, set[str]] = {}
         self.hypernodes = HyperNodeIndex()
@@ -144,6 +150,7 @@ class SchedulerCache:
             else:
                 node.set_node(obj)
             self.hypernodes.set_node(name, node.labels)
+            self._parked.node_changed(name, obj)
         self.changed.set()
 
     def delete_node(self, obj: JSON) -> None:
@@ -151,6 +158,7 @@ class SchedulerCache:
         name = (obj.get("metadata") or {}).get("name", "")
         with self._lock:
             self._nodes.pop(name, None)
+            self._parked.node_deleted(name)
             self._shared.discard(name)
             self.hypernodes.delete_node(name)
         self.changed.set()
@@ -163,6 +171,7 @@ class SchedulerCache:
         A job with neither a PodGroup nor tasks left keeps no counter (a pod deleted after its
         PodGroup must not leave one behind for ever).
         """
+        self._parked.discard(job)
         if job in self._podgroups or job in self._job_tasks:
             self._job_versions[job] = self._job_versions.get(job, 0) + 1
         else:
@@ -181,6 +190,32 @@ class SchedulerCache:
                 current = self._job_versions.get(job, 0) == version and job in self._podgroups
                 if current and not self._stranded(job):
                     self._settled.add(job)
+
+    def park(self, versions: dict[str, int]) -> None:
+        """Leave these unplaceable jobs out of cycles until room may be free (``parking.py``).
+
+        A job that changes itself comes back at once, as a settled one does.
+        """
+        with self._lock:
+            for job, version in versions.items():
+                if self._job_versions.get(job, 0) == version and job in self._podgroups:
+                    self._settled.add(job)
+                    self._parked.park(job)
+
+    def unpark_all(self) -> None:
+        """Every parked job is looked at again (the scheduler configuration changed)."""
+        with self._lock:
+            self._settled.difference_update(self._parked.clear())
+
+    def is_parked(self, job: str) -> bool:
+        """Whether cycles leave ``job`` out until room frees."""
+        with self._lock:
+            return job in self._parked
+
+    def parked_count(self) -> int:
+        """How many jobs wait parked."""
+        with self._lock:
+            return len(self._parked)
 
     def _stranded(self, job: str) -> bool:
         allocated = _allocated_of(self._podgroups.get(job))
@@ -202,9 +237,9 @@ class SchedulerCache:
             self._by_allocated.setdefault(after, set()).add(key)
 
     def is_settled(self, job: str) -> bool:
-        """Whether cycles currently leave ``job`` out."""
+        """Whether cycles currently leave ``job`` out as done (parked jobs are not settled)."""
         with self._lock:
-            return job in self._settled
+            return job in self._settled and job not in self._parked
 
     # -- pods -------------------------------------------------------------------------------
 
@@ -258,6 +293,7 @@ class SchedulerCache:
             self._drop_task(key)
             self._add_task(key, pod)
             after = self._tasks.get(key)
+            self._parked.pod_changed(before, after)
         if _state(before) != _state(after):
             self.changed.set()
 
@@ -267,6 +303,7 @@ class SchedulerCache:
         with self._lock:
             self._pods.pop(key, None)
             self._assumed.pop(key, None)
+            self._parked.pod_changed(self._tasks.get(key), None)
             self._drop_task(key)
         self.changed.set()
 
@@ -285,6 +322,7 @@ class SchedulerCache:
         with self._lock:
             if self._assumed.pop(key, None) is None:
                 return
+            self._parked.freed()
             pod = self._pods.get(key)
             self._drop_task(key)
             if pod is not None:
@@ -316,6 +354,8 @@ class SchedulerCache:
             self._podgroups[key] = pg
             self._index_allocated(key, old, pg)
             self._touch(key)
+            if old is not None and old.get("spec") != pg.get("spec"):
+                self._parked.freed()  # its reservation or its queue share may have shrunk
         if old is None or old.get("spec") != pg.get("spec"):
             self.changed.set()
 
@@ -326,6 +366,8 @@ class SchedulerCache:
             self._index_allocated(key, self._podgroups.pop(key, None), None)
             self._job_versions.pop(key, None)
             self._settled.discard(key)
+            self._parked.discard(key)
+            self._parked.freed()  # what it reserved in its queue is free
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
@@ -347,6 +389,7 @@ class SchedulerCache:
         with self._lock:
             added = name not in self.hypernodes
             self.hypernodes.set_hypernode(hn)
+            self._parked.hypernode_changed(name, hn)
             if added:
                 self._settled -= self._by_allocated.get(CLUSTER_TOP_HYPERNODE, set())
         self.changed.set()
@@ -357,6 +400,7 @@ class SchedulerCache:
         with self._lock:
             self.hypernodes.delete_hypernode(name)
             self._settled -= self._by_allocated.get(name, set())
+            self._parked.hypernode_deleted(name)
         self.changed.set()
 
     def update_queue(self, queue: JSON) -> None:
@@ -371,6 +415,7 @@ class SchedulerCache:
                 or _state_of(old) != _state_of(queue)
             ):
                 self._settled.clear()
+                self._parked.clear()
                 self.changed.set()
 
     def delete_queue(self, queue: JSON) -> None:
@@ -378,6 +423,7 @@ class SchedulerCache:
         with self._lock:
             self._queues.pop(str((queue.get("metadata") or {}).get("name", "")), None)
             self._settled.clear()
+            self._parked.clear()
         self.changed.set()
 
     def queue_infos(self) -> dict[str, QueueInfo]:
@@ -393,6 +439,8 @@ class SchedulerCache:
         ``active_only``: leave settled jobs out (what a scheduling cycle asks for).
         """
         with self._lock:
+            if active_only:
+                self._settled.difference_update(self._parked.release())
             self._shared = set(self._nodes)
             nodes = dict(self._nodes)
             jobs: dict[str, JobInfo] = {}

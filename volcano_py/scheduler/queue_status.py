@@ -22,7 +22,7 @@ the next sync, never raised into the loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from volcano_py.api.errors import FieldError
@@ -131,10 +131,20 @@ class QueueEvents:
         self.recorder = recorder
         self._last: dict[str, str] = {}
 
-    def record(self, fits: Mapping[str, tuple[str, str]], podgroup: Any) -> int:
-        """``fits``: job uid -> (reason, message); ``podgroup(uid)``: the cached PodGroup."""
+    def record(
+        self,
+        fits: Mapping[str, tuple[str, str]],
+        podgroup: Any,
+        waiting: Callable[[str], bool] = lambda uid: False,
+    ) -> int:
+        """Record a Warning Event for each job a queue newly refuses.
+
+        ``fits``: job uid -> (reason, message); ``podgroup(uid)``: the cached PodGroup;
+        ``waiting(uid)``: whether a job the cycle did not look at still waits (parked), so
+        its refusal is not news when it is looked at again.
+        """
         seen = 0
-        for uid in [u for u in self._last if u not in fits]:
+        for uid in [u for u in self._last if u not in fits and not waiting(u)]:
             del self._last[uid]  # placed or gone: a later refusal is news again
         for uid, (reason, message) in fits.items():
             if reason not in QUEUE_REASONS:

@@ -123,6 +123,21 @@ def _settles(job: JobInfo) -> bool:
     return not any(task.status == TaskStatus.PENDING for task in job.tasks.values())
 
 
+def _set_aside(
+    job: JobInfo, fit: JobFit | None, version: int, settled: dict[str, int], parked: dict[str, int]
+) -> None:
+    """Set aside a job whose status is as written.
+
+    Settled when done, parked when it could not be placed (``parking.py``), else left in
+    for the next cycle.
+    """
+    if fit is None:
+        if _settles(job):
+            settled[job.key] = version
+    else:
+        parked[job.key] = version
+
+
 def run_cycle(
     cache: SchedulerCache,
     conf: SchedulerConf,
@@ -177,6 +192,7 @@ def run_cycle(
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
     now = _now()
     settled: dict[str, int] = {}
+    parked: dict[str, int] = {}
     topology_on = enforces_topology(conf)
     for job in ssn.jobs.values():
         note = ""
@@ -198,8 +214,8 @@ def run_cycle(
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
-        elif fit is None and _settles(job):
-            settled[job.key] = snapshot.job_versions.get(job.key, 0)
+        else:
+            _set_aside(job, fit, snapshot.job_versions.get(job.key, 0), settled, parked)
         if fit is None:
             continue
         for task in job.pending_tasks():
@@ -208,6 +224,7 @@ def run_cycle(
                 condition = pod_unschedulable_condition(pod, fit.message, now=now)
                 writer.pod_unschedulable(pod, condition, fit.message)
     cache.settle(settled)
+    cache.park(parked)
     result.seconds = time.perf_counter() - started
     E2E_SCHEDULING_LATENCY.observe(result.seconds * 1000)
     if result.binds:
@@ -217,7 +234,10 @@ def run_cycle(
     unschedulable = [uid for uid, fit in result.job_fit.items() if fit is not None]
     if unschedulable:
         SCHEDULE_ATTEMPTS.labels("unschedulable").inc(len(unschedulable))
-    UNSCHEDULE_JOB_COUNT.set(len(unschedulable))
+    # parked jobs are still unschedulable, though this cycle did not look at them
+    UNSCHEDULE_JOB_COUNT.set(
+        len([uid for uid in unschedulable if not cache.is_parked(uid)]) + cache.parked_count()
+    )
     return result
 
 
@@ -273,6 +293,7 @@ class Scheduler:
         self._configmap_synced = configmap_synced
         self.notes = ChangeLog()  # per-job log lines, once per change across cycles
         self.node_search = node_search or NodeSearch()
+        self._conf_seen: SchedulerConf | None = None
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
         self.podgroup_warnings = PodGroupWarnings(recorder)
@@ -325,6 +346,9 @@ class Scheduler:
     def run_once(self) -> CycleResult:
         """One cycle now."""
         conf = self.conf_watch.current()
+        if conf is not self._conf_seen:
+            self.cache.unpark_all()  # what could not be placed may fit the new configuration
+            self._conf_seen = conf
         result = run_cycle(
             self.cache,
             conf,
@@ -335,7 +359,7 @@ class Scheduler:
             self.node_search,
         )
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
-        self.queue_events.record(fits, self.cache.podgroup)
+        self.queue_events.record(fits, self.cache.podgroup, self.cache.is_parked)
         if result.warnings:
             self.podgroup_warnings.record(result.warnings, self.cache.podgroup)
         return result

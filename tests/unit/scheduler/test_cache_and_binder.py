@@ -214,6 +214,8 @@ def test_pending_and_inqueue_jobs_never_settle() -> None:
         sim.cycle()
     assert not sim.cache.is_settled("default/waits-for-pods")
     assert not sim.cache.is_settled("default/too-big")
+    assert sim.cache.is_parked("default/too-big")  # out of cycles until room frees
+    assert not sim.cache.is_parked("default/waits-for-pods")
 
 
 def test_cache_keeps_nothing_per_job_once_its_podgroup_and_pods_are_gone() -> None:

@@ -1,0 +1,186 @@
+"""P13: a gang that fits is bound fast while thousands of gangs wait that cannot fit.
+
+One fresh control plane (etcd + kube-apiserver + kube-controller-manager + kwok as the kubelets)
+with ``BENCH_P13_NODES`` (100) nodes of 16 CPUs, and ``volcano-py manager`` as its own process
+with its product defaults. Measured from this process, by a pod watch, from the creation of a
+2-pod gang (PodGroup, then its pods) of 1 CPU a pod until both pods are bound:
+
+1. **idle** (the baseline): no other job in the cluster;
+2. **right after the burst**: ``BENCH_P13_GANGS`` (5,000) PodGroups whose ``minResources``
+   (100,000 CPUs) no cluster here can hold are created as fast as 16 threads can, and the
+   probe gang right after the last of them;
+3. **steady**: once the scheduler has written every waiting PodGroup's Unschedulable
+   condition (and 5 s more), another probe gang.
+
+Each figure is the median of ``BENCH_P13_PROBES`` (3) probe gangs created one after the other.
+Goal (issue 30, P13): <= 0.3 s right after the burst and in steady state. Issue 30 measured
+10.5 s after the burst and 0.83 s steady (0.25 s idle) before waiting gangs were parked
+(``volcano_py/scheduler/parking.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from devcluster import kwok
+from devcluster.crds import install_crds
+from devcluster.harness import ControlPlane
+from devcluster.manager import start_manager, stop_manager
+from devcluster.nodes import wait_nodes_up
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.informer import SharedInformerFactory
+
+JSON = dict[str, Any]
+NAMESPACE = "bench"
+NODES = int(os.environ.get("BENCH_P13_NODES", "100"))
+GANGS = int(os.environ.get("BENCH_P13_GANGS", "5000"))
+PROBES = int(os.environ.get("BENCH_P13_PROBES", "3"))
+GOAL_S = 0.3
+TIMEOUT_S = 120.0
+
+
+def podgroup(name: str, min_member: int, cpu: str) -> JSON:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"minMember": min_member, "minResources": {"cpu": cpu}},
+    }
+
+
+def pod(name: str, group: str) -> JSON:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "annotations": {"scheduling.k8s.io/group-name": group},
+        },
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
+
+
+class Probe:
+    """Creates 2-pod gangs and times each until both pods are bound."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.informers = SharedInformerFactory(client)
+        self.pods = self.informers.informer(R.PODS)
+        self.informers.start()
+        while not self.informers.has_synced():
+            time.sleep(0.02)
+        self.count = 0
+
+    def once(self) -> float:
+        self.count += 1
+        name = f"probe-{self.count}"
+        started = time.perf_counter()
+        self.client.create(R.PODGROUPS, podgroup(name, 2, "2"), NAMESPACE)
+        for i in range(2):
+            self.client.create(R.PODS, pod(f"{name}-{i}", name), NAMESPACE)
+        keys = [f"{NAMESPACE}/{name}-{i}" for i in range(2)]
+        while True:
+            bound = [self.pods.store.get(k) for k in keys]
+            if all(p is not None and p["spec"].get("nodeName") for p in bound):
+                return time.perf_counter() - started
+            if time.perf_counter() - started > TIMEOUT_S:
+                raise TimeoutError(f"{name} not bound in {TIMEOUT_S}s")
+            time.sleep(0.005)
+
+    def median(self) -> tuple[float, list[float]]:
+        times = [self.once() for _ in range(PROBES)]
+        return statistics.median(times), times
+
+
+def waiting_told(client: KubeClient) -> int:
+    """How many of the waiting PodGroups carry a condition (the scheduler looked at them)."""
+    items = client.list(R.PODGROUPS, NAMESPACE)["items"]
+    return sum(
+        1
+        for pg in items
+        if pg["metadata"]["name"].startswith("wait-") and (pg.get("status") or {}).get("conditions")
+    )
+
+
+def main() -> None:
+    print(__doc__.split("\n\n")[0])
+    with tempfile.TemporaryDirectory(prefix="bench-p13-") as tmp, ControlPlane() as cp:
+        client = KubeClient(cp.admin_config())
+        install_crds(client)
+        for ns in (NAMESPACE, "volcano-system"):
+            client.create(R.NAMESPACES, {"metadata": {"name": ns}})
+        names = [f"n{i:04d}" for i in range(NODES)]
+        capacity = {"cpu": "16", "memory": "64Gi", "pods": "110"}
+        with ThreadPoolExecutor(16) as pool:
+            list(
+                pool.map(
+                    lambda n: client.create(
+                        R.NODES,
+                        kwok.managed(
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Node",
+                                "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                "status": {"capacity": capacity, "allocatable": capacity},
+                            }
+                        ),
+                    ),
+                    names,
+                )
+            )
+        wait_nodes_up(client, names, 300)
+        manager = start_manager(cp, Path(tmp), "--schedule-period=1.0")
+        try:
+            probe = Probe(client)
+            idle, idle_all = probe.median()
+            burst_started = time.perf_counter()
+            with ThreadPoolExecutor(16) as pool:
+                list(
+                    pool.map(
+                        lambda i: client.create(
+                            R.PODGROUPS, podgroup(f"wait-{i:05d}", 2, "100000"), NAMESPACE
+                        ),
+                        range(GANGS),
+                    )
+                )
+            burst_s = time.perf_counter() - burst_started
+            after, after_all = probe.median()
+            deadline = time.monotonic() + 600
+            while waiting_told(client) < GANGS and time.monotonic() < deadline:
+                time.sleep(1.0)
+            told = waiting_told(client)
+            time.sleep(5.0)
+            steady, steady_all = probe.median()
+            probe.informers.shutdown()
+        finally:
+            stop_manager(manager)
+    print(f"  {NODES} kwok nodes; {GANGS} waiting PodGroups created in {burst_s:.1f} s")
+    print(f"  {told} of them told why they wait (Unschedulable condition)")
+    print(f"  {'probe gang of 2 pods':<28} {'median s':>9}  {'ratio to idle':>13}  each s")
+    for label, value, each in (
+        ("idle (baseline)", idle, idle_all),
+        ("right after the burst", after, after_all),
+        ("steady", steady, steady_all),
+    ):
+        verdict = "" if label.startswith("idle") else ("ok" if value <= GOAL_S else "MISSED")
+        runs = ", ".join(f"{t:.2f}" for t in each)
+        print(
+            f"  {label:<28} {value:>9.3f}  {value / idle:>12.1f}x  {runs}"
+            f"  {'(goal <= 0.3 s: ' + verdict + ')' if verdict else ''}"
+        )
+
+
+if __name__ == "__main__":
+    main()

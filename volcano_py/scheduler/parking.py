@@ -1,0 +1,138 @@
+"""``ParkedJobs``: jobs that could not be placed wait out of cycles until room may be free.
+
+Volcano re-tries every pending job in every cycle; with 5,000 gangs that cannot fit, one cycle
+took 16 s and a new gang that fits waited behind them. Here a job the last cycle could not
+place (and whose status is already written) is *parked* by the cache (``SchedulerCache.park``)
+and left out of cycles until one of these happens:
+
+- **it changes itself**: its PodGroup or one of its pods (the cache's change counter, as for
+  settled jobs);
+- **room may have been made**: a placed pod leaves its node (deleted, unbound, Releasing,
+  Succeeded or Failed), a bind is rolled back, a Node is added or its allocatable, labels,
+  taints, ``unschedulable`` or readiness change (not its heartbeats), a HyperNode is added,
+  deleted or its spec changes (not its nodeCount), another PodGroup's spec changes or one is
+  deleted (its queue reservation goes), a Queue's spec or state changes, or the scheduler
+  configuration is reloaded;
+- **``PARK_MAX_S`` passed** (30 s): a safety net for a change no event marks.
+
+A job arriving, or a pod being bound, makes no room, so they unpark nothing: while the cluster
+fills, the waiting gangs cost nothing, and a new gang that fits is decided in a cycle of its
+own. kube-scheduler's queueing hints are the same idea per pod; this is per job, and coarse on
+purpose (any freeing event brings every parked job back once), so no hint can be wrong.
+
+A freeing event bumps an epoch; the next snapshot unparks every job parked before it. Only
+cycles that take active-only snapshots park (preempt and reclaim look at every job anyway).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from volcano_py.scheduler.api.node_info import node_ready
+from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
+
+JSON = dict[str, Any]
+
+PARK_MAX_S = 30.0
+# States a placed pod gives its node's resources back in (or starts to).
+_FREEING = frozenset({TaskStatus.RELEASING, TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+
+
+def frees(before: TaskInfo | None, after: TaskInfo | None) -> bool:
+    """Whether a pod's change gives resources back (deleted, unbound, finishing)."""
+    if before is None or not before.node_name or before.status not in OCCUPYING:
+        return False
+    if after is None or after.node_name != before.node_name:
+        return True
+    return after.status in _FREEING and before.status not in _FREEING
+
+
+def node_fit(obj: JSON) -> tuple[object, ...]:
+    """What of a Node can decide whether a waiting job fits (not its heartbeats)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return (
+        status.get("allocatable") or status.get("capacity"),
+        (obj.get("metadata") or {}).get("labels"),
+        spec.get("taints"),
+        spec.get("unschedulable"),
+        node_ready(obj),
+    )
+
+
+class ParkedJobs:
+    """The parked jobs and the freeing-event epoch (the cache calls it under its lock)."""
+
+    def __init__(self, max_s: float = PARK_MAX_S) -> None:
+        """Nothing parked; a job comes back after ``max_s`` at the latest."""
+        self.max_s = max_s
+        self._parked: dict[str, tuple[int, float]] = {}  # job -> (epoch, monotonic time)
+        self._epoch = 0
+        self._node_fits: dict[str, tuple[object, ...]] = {}
+        self._hypernode_specs: dict[str, object] = {}
+
+    def __contains__(self, job: object) -> bool:
+        return job in self._parked
+
+    def __len__(self) -> int:
+        return len(self._parked)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parked)
+
+    def park(self, job: str) -> None:
+        """Park ``job`` as of now."""
+        self._parked[job] = (self._epoch, time.monotonic())
+
+    def discard(self, job: str) -> None:
+        """``job`` changed or went: it is not parked any more."""
+        self._parked.pop(job, None)
+
+    def clear(self) -> list[str]:
+        """Unpark every job; the jobs that were parked."""
+        jobs = list(self._parked)
+        self._parked.clear()
+        return jobs
+
+    def freed(self) -> None:
+        """Room may have been made: jobs parked until now come back at the next release."""
+        self._epoch += 1
+
+    def release(self) -> list[str]:
+        """Unpark the jobs parked before the last freeing event or for too long; them."""
+        if not self._parked:
+            return []
+        epoch, oldest = self._epoch, time.monotonic() - self.max_s
+        back = [job for job, (e, at) in self._parked.items() if e < epoch or at < oldest]
+        for job in back:
+            del self._parked[job]
+        return back
+
+    def pod_changed(self, before: TaskInfo | None, after: TaskInfo | None) -> None:
+        """A pod's task went from ``before`` to ``after`` (None: none)."""
+        if frees(before, after):
+            self.freed()
+
+    def node_changed(self, name: str, obj: JSON) -> None:
+        """A Node was added or updated."""
+        fit = node_fit(obj)
+        if self._node_fits.get(name) != fit:
+            self._node_fits[name] = fit
+            self.freed()
+
+    def node_deleted(self, name: str) -> None:
+        """A Node went (no room made; a node of that name added later is news)."""
+        self._node_fits.pop(name, None)
+
+    def hypernode_changed(self, name: str, obj: JSON) -> None:
+        """A HyperNode was added or updated (a status-only update makes no room)."""
+        spec = obj.get("spec")
+        if self._hypernode_specs.get(name) != spec:
+            self._hypernode_specs[name] = spec
+            self.freed()
+
+    def hypernode_deleted(self, name: str) -> None:
+        """A HyperNode went (its jobs are recovered; domains changed)."""
+        self._hypernode_specs.pop(name, None)
+        self.freed()
