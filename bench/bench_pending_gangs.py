@@ -166,6 +166,8 @@ def main() -> None:
             probe.informers.shutdown()
         finally:
             stop_manager(manager)
+            if os.environ.get("BENCH_P13_LOG"):
+                Path(os.environ["BENCH_P13_LOG"]).write_bytes(manager.log_path.read_bytes())
     print(f"  {NODES} kwok nodes; {GANGS} waiting PodGroups created in {burst_s:.1f} s")
     print(f"  {told} of them told why they wait (Unschedulable condition)")
     print(f"  {'probe gang of 2 pods':<28} {'median s':>9}  {'ratio to idle':>13}  each s")

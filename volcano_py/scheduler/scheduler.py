@@ -2,8 +2,10 @@
 
 One cycle (``run_cycle``): open a session on the cache's snapshot, run the configured actions,
 close it; assume every committed task in the cache, bind them through the writer (a failed
-bind is forgotten and its job retried next cycle), then write the PodGroups whose phase,
-conditions or allocated HyperNode changed, and tell the pending pods of unplaced gangs why.
+bind is forgotten and its job retried next cycle), then hand the writer the PodGroups whose
+phase, conditions or allocated HyperNode changed (written off the cycle, ``status_writes.py``),
+tell the pending pods of unplaced gangs why, and set aside the jobs with nothing to do
+(settled) or that could not be placed (parked, ``parking.py``).
 Plugins and actions never write; only the writer does.
 
 ``Scheduler.run(stop)`` runs a cycle every ``schedule_period`` seconds (default 1 s) and
@@ -124,18 +126,24 @@ def _settles(job: JobInfo) -> bool:
 
 
 def _set_aside(
-    job: JobInfo, fit: JobFit | None, version: int, settled: dict[str, int], parked: dict[str, int]
+    job: JobInfo,
+    fit: JobFit | None,
+    written: bool,
+    version: int,
+    settled: dict[str, int],
+    parked: dict[str, int],
 ) -> None:
-    """Set aside a job whose status is as written.
+    """Set aside a job the next cycle need not look at.
 
-    Settled when done, parked when it could not be placed (``parking.py``), else left in
-    for the next cycle.
+    Settled when done and its status is as written; parked when it could not be placed
+    (``parking.py``), even while its new status is being written: the write's echo brings it
+    back once, to be parked again (a failed write: the next event or the time limit); else
+    left in for the next cycle.
     """
-    if fit is None:
-        if _settles(job):
-            settled[job.key] = version
-    else:
+    if fit is not None:
         parked[job.key] = version
+    elif not written and _settles(job):
+        settled[job.key] = version
 
 
 def run_cycle(
@@ -214,8 +222,8 @@ def run_cycle(
         if new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
-        else:
-            _set_aside(job, fit, snapshot.job_versions.get(job.key, 0), settled, parked)
+        version = snapshot.job_versions.get(job.key, 0)
+        _set_aside(job, fit, new is not None, version, settled, parked)
         if fit is None:
             continue
         for task in job.pending_tasks():

@@ -30,6 +30,7 @@ from volcano_py.kube.errors import ApiError, Conflict, NotFound
 from volcano_py.kube.events import Recorder
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.status_writes import StatusWrites
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ class KubeWriter:
         self._events: dict[str, tuple[str, float]] = {}
         self._prune_at = _EVENTS_PRUNE_MIN
         self._lock = threading.Lock()
+        # PodGroup statuses are written off the cycle (``status_writes.py``)
+        self.statuses = StatusWrites(self._put_podgroup)
 
     def _bind_one(self, task: TaskInfo) -> str | None:
         try:
@@ -130,6 +133,10 @@ class KubeWriter:
         return errors
 
     def update_podgroup(self, pg: JSON) -> None:
+        """PUT the PodGroup soon, off the cycle (``status_writes.py``)."""
+        self.statuses.put(pg)
+
+    def _put_podgroup(self, pg: JSON) -> None:
         """PUT the PodGroup; a conflict is left to the next cycle (level-based)."""
         meta = pg.get("metadata") or {}
         try:
@@ -219,8 +226,9 @@ class KubeWriter:
             return True
 
     def close(self) -> None:
-        """Stop the bind pool."""
+        """Stop the bind pool; write pending statuses for a few seconds, then stop."""
         self._pool.shutdown(wait=True)
+        self.statuses.close()
 
 
 class MemoryWriter:
