@@ -50,8 +50,16 @@ class Run:
 
     def wait_up(self) -> Run:
         self._folder = Path(wait_until(self._recorded, 120, "make run records its folder"))
-        wait_until(lambda: "local cluster up" in self.log(), 180, f"make run is up:\n{self.log()}")
+        try:
+            wait_until(self._up, 180, "make run is up")
+        except AssertionError:
+            # the output as it is now (a message built before the wait showed it empty)
+            raise AssertionError(f"make run not up in 180 s; its output:\n{self.log()}") from None
         return self
+
+    def _up(self) -> bool:
+        assert self.proc.poll() is None, f"make run exited with {self.proc.returncode}"
+        return "local cluster up" in self.log()
 
     def _recorded(self) -> str | None:
         assert self.proc.poll() is None, self.log()
