@@ -191,3 +191,27 @@ def _running_scheduler(stop: Callable[[], Scheduler]) -> Scheduler:
         if isinstance(cell.cell_contents, Scheduler):
             return cell.cell_contents
     raise AssertionError("no scheduler in the stopper")
+
+
+def test_a_parked_gang_is_placed_when_a_node_is_added(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[[], Callable[[], Scheduler]],
+) -> None:
+    """A gang of 4 one-GPU pods on one 2-GPU node waits out of cycles (parked: no cycle looks
+    at it while nothing changes); a second node is an event that may make room, and the gang
+    is placed across both."""
+    topology.node("n1", 2)
+    stop = run_scheduler()
+    client.create(
+        R.PODGROUPS, podgroup_body("wide", namespace, 4, min_resources={topology.gpu: "4"})
+    )
+    names = [gang_pod(client, namespace, topology, f"wide-{i}", "wide") for i in range(4)]
+    scheduler = _running_scheduler(stop)
+    wait_for(lambda: scheduler.cache.is_parked(f"{namespace}/wide"))
+    assert _placement(client, namespace, names) == dict.fromkeys(names, "")
+    topology.node("n2", 2)
+    # well within the 30 s after which a parked job is looked at again anyway
+    placement = wait_for(lambda: _all_bound(client, namespace, names), timeout=10)
+    assert set(placement.values()) == set(topology.nodes)
