@@ -49,7 +49,7 @@ from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.parking import ParkedJobs
+from volcano_py.scheduler.parking import ParkedJobs, node_fit
 from volcano_py.scheduler.queues import build_queues
 
 log = logging.getLogger(__name__)
@@ -147,10 +147,13 @@ class SchedulerCache:
                 self._nodes[name] = node
                 for key in self._tasks_by_node.get(name, ()):
                     node.add_task(self._tasks[key])
+                room = True
             else:
+                room = node_fit(node.node) != node_fit(obj)  # not a heartbeat
                 node.set_node(obj)
             self.hypernodes.set_node(name, node.labels)
-            self._parked.node_changed(name, obj)
+            if room:
+                self._parked.freed()
         self.changed.set()
 
     def delete_node(self, obj: JSON) -> None:
@@ -158,7 +161,6 @@ class SchedulerCache:
         name = (obj.get("metadata") or {}).get("name", "")
         with self._lock:
             self._nodes.pop(name, None)
-            self._parked.node_deleted(name)
             self._shared.discard(name)
             self.hypernodes.delete_node(name)
         self.changed.set()
@@ -354,9 +356,10 @@ class SchedulerCache:
             self._podgroups[key] = pg
             self._index_allocated(key, old, pg)
             self._touch(key)
-            if old is not None and old.get("spec") != pg.get("spec"):
+            respec = old is not None and old.get("spec") != pg.get("spec")
+            if respec:
                 self._parked.freed()  # its reservation or its queue share may have shrunk
-        if old is None or old.get("spec") != pg.get("spec"):
+        if old is None or respec:
             self.changed.set()
 
     def delete_podgroup(self, pg: JSON) -> None:
@@ -388,8 +391,8 @@ class SchedulerCache:
         name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
             added = name not in self.hypernodes
-            self.hypernodes.set_hypernode(hn)
-            self._parked.hypernode_changed(name, hn)
+            if self.hypernodes.set_hypernode(hn):
+                self._parked.freed()  # a new domain, or members moved (not a nodeCount)
             if added:
                 self._settled -= self._by_allocated.get(CLUSTER_TOP_HYPERNODE, set())
         self.changed.set()
@@ -400,7 +403,7 @@ class SchedulerCache:
         with self._lock:
             self.hypernodes.delete_hypernode(name)
             self._settled -= self._by_allocated.get(name, set())
-            self._parked.hypernode_deleted(name)
+            self._parked.freed()
         self.changed.set()
 
     def update_queue(self, queue: JSON) -> None:

@@ -27,7 +27,6 @@ cycles that take active-only snapshots park (preempt and reclaim look at every j
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from volcano_py.scheduler.api.node_info import node_ready
@@ -69,8 +68,7 @@ class ParkedJobs:
         self.max_s = max_s
         self._parked: dict[str, tuple[int, float]] = {}  # job -> (epoch, monotonic time)
         self._epoch = 0
-        self._node_fits: dict[str, tuple[object, ...]] = {}
-        self._hypernode_specs: dict[str, object] = {}
+        self._released_epoch = 0  # the epoch of the last release
 
     def __contains__(self, job: object) -> bool:
         return job in self._parked
@@ -78,11 +76,9 @@ class ParkedJobs:
     def __len__(self) -> int:
         return len(self._parked)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parked)
-
     def park(self, job: str) -> None:
-        """Park ``job`` as of now."""
+        """Park ``job`` as of now (at the end: the table stays in parking order)."""
+        self._parked.pop(job, None)
         self._parked[job] = (self._epoch, time.monotonic())
 
     def discard(self, job: str) -> None:
@@ -100,11 +96,23 @@ class ParkedJobs:
         self._epoch += 1
 
     def release(self) -> list[str]:
-        """Unpark the jobs parked before the last freeing event or for too long; them."""
+        """Unpark the jobs parked before the last freeing event or for too long; them.
+
+        Every cycle asks: with nothing freed since the last release, only the oldest can be
+        due, so the scan stops at the first job parked recently enough.
+        """
         if not self._parked:
             return []
         epoch, oldest = self._epoch, time.monotonic() - self.max_s
-        back = [job for job, (e, at) in self._parked.items() if e < epoch or at < oldest]
+        if epoch != self._released_epoch:
+            self._released_epoch = epoch
+            back = [job for job, (e, at) in self._parked.items() if e < epoch or at < oldest]
+        else:
+            back = []
+            for job, (_, at) in self._parked.items():
+                if at >= oldest:
+                    break
+                back.append(job)
         for job in back:
             del self._parked[job]
         return back
@@ -113,26 +121,3 @@ class ParkedJobs:
         """A pod's task went from ``before`` to ``after`` (None: none)."""
         if frees(before, after):
             self.freed()
-
-    def node_changed(self, name: str, obj: JSON) -> None:
-        """A Node was added or updated."""
-        fit = node_fit(obj)
-        if self._node_fits.get(name) != fit:
-            self._node_fits[name] = fit
-            self.freed()
-
-    def node_deleted(self, name: str) -> None:
-        """A Node went (no room made; a node of that name added later is news)."""
-        self._node_fits.pop(name, None)
-
-    def hypernode_changed(self, name: str, obj: JSON) -> None:
-        """A HyperNode was added or updated (a status-only update makes no room)."""
-        spec = obj.get("spec")
-        if self._hypernode_specs.get(name) != spec:
-            self._hypernode_specs[name] = spec
-            self.freed()
-
-    def hypernode_deleted(self, name: str) -> None:
-        """A HyperNode went (its jobs are recovered; domains changed)."""
-        self._hypernode_specs.pop(name, None)
-        self.freed()

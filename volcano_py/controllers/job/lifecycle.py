@@ -56,11 +56,7 @@ def add_plugins(
             raise
         controlled[f"plugin-{plugin.name}"] = plugin.name
         added = True
-    if not added:
-        return None
-    body = copy.deepcopy(job)
-    body.setdefault("status", {})["controlledResources"] = controlled
-    return body
+    return _with_controlled(job, controlled) if added else None
 
 
 def delete_plugins(job: JSON, view: JobView, client: JobClient) -> JSON:
@@ -74,8 +70,11 @@ def delete_plugins(job: JSON, view: JobView, client: JobClient) -> JSON:
         plugin.on_job_delete(job, view, client)
         del controlled[f"plugin-{plugin.name}"]
         removed = True
-    if not removed:
-        return job
+    return _with_controlled(job, controlled) if removed else job
+
+
+def _with_controlled(job: JSON, controlled: dict[str, str]) -> JSON:
+    """A copy of ``job`` with ``status.controlledResources`` replaced."""
     body = copy.deepcopy(job)
     body.setdefault("status", {})["controlledResources"] = controlled
     return body

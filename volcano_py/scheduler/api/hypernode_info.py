@@ -128,9 +128,14 @@ class HyperNodeIndex:
         self._selective: set[str] = set()
         self._tree: HyperNodeTree | None = None
 
-    def set_hypernode(self, obj: JSON) -> None:
-        """Add or replace a HyperNode and resolve its Node members against every node."""
+    def set_hypernode(self, obj: JSON) -> bool:
+        """Add or replace a HyperNode and resolve its Node members against every node.
+
+        Returns whether it is new or its spec changed (not a status-only update).
+        """
         name = (obj.get("metadata") or {}).get("name", "")
+        old = self._objs.get(name)
+        changed = old is None or old.get("spec") != obj.get("spec")
         self._tree = None
         self._objs[name] = obj
         try:
@@ -140,7 +145,7 @@ class HyperNodeIndex:
             self._direct_nodes.pop(name, None)
             self._selective.discard(name)
             self._errors[name] = f"HyperNode {name}: {e}"
-            return
+            return changed
         self._errors.pop(name, None)
         self._specs[name] = spec
         if spec.selective:
@@ -151,6 +156,7 @@ class HyperNodeIndex:
         for member in spec.node_members:
             selected |= resolve_node_members(member, self._node_labels)
         self._direct_nodes[name] = selected
+        return changed
 
     def __contains__(self, name: object) -> bool:
         """Whether a HyperNode of this name is in the index (valid or not)."""

@@ -90,18 +90,18 @@ class QueueAttr:
 
 def cluster_total(nodes: Iterable[NodeInfo]) -> Amounts:
     """The nodes' allocatable, summed."""
-    total: Amounts = {}
-    for node in nodes:
-        for name, amount in node.allocatable.items():
-            total[name] = total.get(name, 0.0) + amount
-    return total
+    return _summed(node.allocatable.items() for node in nodes)
 
 
 def total_guarantee(queues: Iterable[QueueInfo]) -> Amounts:
     """Every queue's guarantee, summed."""
+    return _summed(queue.guarantee.items() for queue in queues)
+
+
+def _summed(parts: Iterable[Iterable[tuple[str, float]]]) -> Amounts:
     total: Amounts = {}
-    for queue in queues:
-        for name, amount in queue.guarantee.items():
+    for items in parts:
+        for name, amount in items:
             total[name] = total.get(name, 0.0) + amount
     return total
 
