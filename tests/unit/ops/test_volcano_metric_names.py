@@ -13,7 +13,7 @@ from typing import Any
 
 from prometheus_client import generate_latest
 
-from tests.builders import pod_body, podgroup_body
+from tests.builders import exact, hypernode_body, pod_body, podgroup_body
 from tests.dashboards import dashboard_metric_names, sampled_names
 from volcano_py.metrics import REGISTRY, exponential_range
 from volcano_py.scheduler.capacity_metrics import export_capacity
@@ -40,18 +40,6 @@ def _node(name: str, rack: str) -> JSON:
     }
 
 
-def _rack(name: str, nodes: list[str]) -> JSON:
-    return {
-        "kind": "HyperNode",
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": 1,
-            "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes],
-        },
-    }
-
-
 def _cluster() -> list[JSON]:
     queue = {
         "kind": "Queue",
@@ -74,7 +62,8 @@ def _cluster() -> list[JSON]:
         pod["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
         pods.append(pod)
     nodes = [_node("n1", "a"), _node("n2", "b")]
-    return [*nodes, _rack("mq-rack-a", ["n1"]), _rack("mq-rack-b", ["n2"]), queue, pg, *pods]
+    racks = [hypernode_body(f"mq-rack-{r}", 1, [exact(n)]) for r, n in (("a", "n1"), ("b", "n2"))]
+    return [*nodes, *racks, queue, pg, *pods]
 
 
 def _scheduled() -> tuple[Simulator, str]:
