@@ -35,7 +35,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from volcano_py.api import resources as R
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, SCHEDULER_CONFIGMAP_NAME
 from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import Controller, ControllerOptions, ControllerRegistry
+from volcano_py.controllers.podgroup.implicit import implicit_podgroup, is_implicit
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import NotLeader
@@ -59,6 +60,7 @@ from volcano_py.ops import OpsServer
 from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
+from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView
@@ -118,12 +120,32 @@ class ManagerOptions:
     # how many feasible nodes a task's search finds (Volcano's three flags)
     node_search: NodeSearch = field(default_factory=NodeSearch)
     inherit_owner_annotations: bool = True
+    # bare pods whose PodGroup would be a plain gang of one are scheduled without a PodGroup
+    # object (controllers/podgroup/implicit.py); False: Volcano's one PodGroup per pod
+    implicit_podgroups: bool = True
     cache_sync_timeout: float = 120.0
     # The webhook's own address (host, port): readiness probes it (webhooks.probe). None when
     # this process serves no webhook (tests that run the manager without gunicorn).
     webhook_address: tuple[str, int] | None = None
     # The read-only topology view (/ui, /api/topology) on the metrics address (volcano_py.ui).
     ui_enabled: bool = True
+
+
+def _implicit_classifier(options: ManagerOptions) -> Classifier | None:
+    """Implicit jobs need the embedded scheduler: it alone knows of their PodGroups."""
+    if options.implicit_podgroups and options.scheduler_enabled:
+        return implicit_podgroup
+    return None
+
+
+def _implicit_pod(
+    options: ManagerOptions, classify: Classifier | None
+) -> Callable[[Mapping[str, Any]], bool]:
+    """The pg-controller's test: a pod of the embedded scheduler that ``classify`` takes."""
+    if classify is None:
+        return lambda pod: False
+    name = options.scheduler_names[0]
+    return lambda pod: (pod.get("spec") or {}).get("schedulerName") == name and is_implicit(pod)
 
 
 def _read_conf(path: str | None) -> str | None:
@@ -170,6 +192,7 @@ class Manager:
         set_default_metrics(PrometheusQueueMetrics())
         registry = ControllerRegistry()
         register_builtin_controllers(registry)
+        implicit = _implicit_classifier(options)
         controller_options = ControllerOptions(
             client=self.leader_client,
             informers=self.informers,
@@ -178,6 +201,7 @@ class Manager:
             worker_threads=options.worker_threads,
             worker_threads_for_podgroup=options.worker_threads_for_podgroup,
             inherit_owner_annotations=options.inherit_owner_annotations,
+            implicit_pod=_implicit_pod(options, implicit),
             namespace=options.namespace,
         )
         self.controllers: list[Controller] = []
@@ -215,6 +239,7 @@ class Manager:
                 node_search=options.node_search,
                 configmap=configmap,
                 configmap_synced=configmap_synced,
+                implicit=implicit,
             )
 
         self.router = AdmissionRouter()

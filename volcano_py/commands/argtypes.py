@@ -25,6 +25,16 @@ def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def boolean(value: str) -> bool:
+    """``true``/``1``/``yes`` or ``false``/``0``/``no``, any case (a ``BOOL`` flag)."""
+    lowered = value.lower()
+    if lowered in {"true", "1", "yes"}:
+        return True
+    if lowered in {"false", "0", "no"}:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
 def positive_float(value: str) -> float:
     """A number of seconds (or a rate) above zero."""
     number = _float(value)

@@ -19,6 +19,7 @@ from typing import Any
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.commands.argtypes import (
     add_log_format_argument,
+    boolean,
     non_negative_float,
     non_negative_int,
     percentage,
@@ -59,15 +60,6 @@ EXAMPLES = """examples:
   # only the podgroup controller and the webhook, no scheduler, no leader election
   volcano-py manager --controllers=-hyperNode-controller --no-scheduler --leader-elect=false
 """
-
-
-def _bool(value: str) -> bool:
-    lowered = value.lower()
-    if lowered in {"true", "1", "yes"}:
-        return True
-    if lowered in {"false", "0", "no"}:
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -141,7 +133,7 @@ def add_parser(subparsers: Any) -> None:
         help="issue short-lived serving certificates valid this long (default: 365 days);"
         " keep --cert-check-interval under a third of it",
     )
-    p.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL")
+    p.add_argument("--leader-elect", type=boolean, default=True, metavar="BOOL")
     p.add_argument("--lease-name", default="volcano-py")
     p.add_argument("--lease-namespace", help="default: the pod namespace")
     p.add_argument("--lease-duration", type=positive_float, default=15.0)
@@ -156,7 +148,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--ui",
-        type=_bool,
+        type=boolean,
         default=True,
         metavar="BOOL",
         help="serve the read-only topology view (/ui, /api/topology) on --metrics-address"
@@ -193,12 +185,20 @@ def add_parser(subparsers: Any) -> None:
         help="concurrent pods/binding calls of the scheduler (more threads contend with "
         "admissions for the GIL; 4 already keeps kube-apiserver busy)",
     )
-    p.add_argument("--inherit-owner-annotations", type=_bool, default=True, metavar="BOOL")
+    p.add_argument("--inherit-owner-annotations", type=boolean, default=True, metavar="BOOL")
+    p.add_argument(
+        "--implicit-podgroups",
+        type=boolean,
+        default=True,
+        metavar="BOOL",
+        help="schedule a bare pod whose PodGroup would be a gang of one without creating that "
+        "PodGroup (it lives in the scheduler's cache); false: a PodGroup per pod, as Volcano",
+    )
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=2, help="klog-style level")
     add_log_format_argument(p)
     p.add_argument(
         "--webhook-access-log",
-        type=_bool,
+        type=boolean,
         default=False,
         metavar="BOOL",
         help="log one line per webhook request (gunicorn's access log)",
@@ -234,6 +234,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
             percentage=args.percentage_nodes_to_find,
         ),
         inherit_owner_annotations=args.inherit_owner_annotations,
+        implicit_podgroups=args.implicit_podgroups,
         webhook_address=(args.webhook_host, args.webhook_port),
         ui_enabled=args.ui,
     )

@@ -1,7 +1,8 @@
 """Snapshot arguments and loading shared by the offline scheduler commands.
 
 ``simulate`` and ``explain`` take the same ``--cluster``/``--scheduler-conf``/
-``--scheduler-name`` and build a ``Simulator`` the same way (errors to stderr, exit 2).
+``--scheduler-name``/``--implicit-podgroups`` and build a ``Simulator`` the same way
+(errors to stderr, exit 2).
 
 Not a subcommand itself (it is not listed in ``COMMANDS``).
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from volcano_py.commands.argtypes import boolean
+from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.simulator import (
     Simulator,
@@ -25,6 +28,14 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
     parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
     parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
+    parser.add_argument(
+        "--implicit-podgroups",
+        type=boolean,
+        default=True,
+        metavar="BOOL",
+        help="schedule bare pods without a PodGroup as the manager does (false: they wait "
+        "for one, as with Volcano)",
+    )
 
 
 def load_simulator(args: argparse.Namespace) -> Simulator | None:
@@ -32,7 +43,8 @@ def load_simulator(args: argparse.Namespace) -> Simulator | None:
     try:
         objects = load_objects(args.cluster)
         conf = load_scheduler_conf(args.scheduler_conf)
-        return Simulator(objects, conf, args.scheduler_name)
+        implicit = implicit_podgroup if args.implicit_podgroups else None
+        return Simulator(objects, conf, args.scheduler_name, implicit)
     except (SnapshotError, ConfError) as e:
         sys.stderr.write(f"error: {e}\n")
         return None

@@ -16,7 +16,7 @@ known ones.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -62,6 +62,9 @@ class ControllerOptions:
     worker_threads: int = 5
     worker_threads_for_podgroup: int = 5
     inherit_owner_annotations: bool = True
+    # pods the embedded scheduler runs as implicit jobs, which get no PodGroup object
+    # (controllers/podgroup/implicit.py); the manager sets it when its scheduler runs
+    implicit_pod: Callable[[Mapping[str, Any]], bool] = lambda pod: False
     namespace: str = "volcano-system"
     extra: dict[str, Any] = field(default_factory=dict)
 

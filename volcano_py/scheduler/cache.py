@@ -23,6 +23,8 @@ Contract:
   running gangs the scheduler was rebuilding and re-checking all of them twice a second. A
   job touched while a cycle ran is not settled (its counter moved since the snapshot).
   Running jobs' tasks still count on their nodes, which is all other jobs need of them.
+- **Implicit jobs** (``implicit_jobs.py``, with a classifier): a bare pod of ours whose
+  PodGroup would be a plain gang of one is a job whose PodGroup exists only here.
 - **Jobs that cannot be placed are parked** (``park``, ``parking.py``): left out until they
   change or something frees room, so thousands of waiting gangs do not cost every cycle.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
@@ -39,16 +41,17 @@ from typing import Any
 from volcano_py.api.constants import (
     CLUSTER_TOP_HYPERNODE,
     DEFAULT_SCHEDULER_NAME,
-    JOB_ALLOCATED_HYPERNODE_ANNOTATION,
 )
 from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
+from volcano_py.scheduler.allocated_index import AllocatedIndex, allocated_of
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
+from volcano_py.scheduler.implicit_jobs import Classifier, ImplicitJobs
 from volcano_py.scheduler.parking import ParkedJobs, node_fit
 from volcano_py.scheduler.queues import build_queues
 
@@ -84,9 +87,15 @@ def _state(task: TaskInfo | None) -> tuple[object, ...] | None:
 class SchedulerCache:
     """Nodes with their tasks, jobs with theirs, and the HyperNode index."""
 
-    def __init__(self, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> None:
-        """An empty cache for pods with ``spec.schedulerName == scheduler_name``."""
+    def __init__(
+        self, scheduler_name: str = DEFAULT_SCHEDULER_NAME, implicit: Classifier | None = None
+    ) -> None:
+        """An empty cache for pods with ``spec.schedulerName == scheduler_name``.
+
+        ``implicit``: the classifier of bare pods run as implicit jobs (none without it).
+        """
         self.scheduler_name = scheduler_name
+        self._implicit = ImplicitJobs(implicit) if implicit is not None else None
         self.changed = threading.Event()
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
@@ -103,7 +112,7 @@ class SchedulerCache:
         # in ``_settled`` too)
         self._parked = ParkedJobs()
         # HyperNode name -> jobs whose allocated-hypernode annotation names it
-        self._by_allocated: dict[str, set[str]] = {}
+        self._by_allocated = AllocatedIndex()
         self.hypernodes = HyperNodeIndex()
         self._queues: dict[str, JSON] = {}
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
@@ -220,23 +229,10 @@ class SchedulerCache:
             return len(self._parked)
 
     def _stranded(self, job: str) -> bool:
-        allocated = _allocated_of(self._podgroups.get(job))
+        allocated = allocated_of(self._podgroups.get(job))
         if not allocated or allocated == CLUSTER_TOP_HYPERNODE or allocated in self.hypernodes:
             return False
         return any(t.node_name for t in self._job_tasks.get(job, {}).values())
-
-    def _index_allocated(self, key: str, old: JSON | None, new: JSON | None) -> None:
-        before, after = _allocated_of(old), _allocated_of(new)
-        if before == after:
-            return
-        if before:
-            holders = self._by_allocated.get(before)
-            if holders is not None:
-                holders.discard(key)
-                if not holders:
-                    del self._by_allocated[before]
-        if after:
-            self._by_allocated.setdefault(after, set()).add(key)
 
     def is_settled(self, job: str) -> bool:
         """Whether cycles currently leave ``job`` out as done (parked jobs are not settled)."""
@@ -274,6 +270,8 @@ class SchedulerCache:
         ours = (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name
         if not task.node_name and not ours:
             return
+        if ours and not task.job and self._implicit is not None:
+            task.job = self._implicit.job_of(pod, bool(task.node_name), self._podgroups)
         if not task.node_name and not task.job:
             return
         self._tasks[key] = task
@@ -296,6 +294,8 @@ class SchedulerCache:
             self._add_task(key, pod)
             after = self._tasks.get(key)
             self._parked.pod_changed(before, after)
+            if before is not None and before.job != (after.job if after else ""):
+                self._forget_implicit(before.job)
         if _state(before) != _state(after):
             self.changed.set()
 
@@ -305,8 +305,11 @@ class SchedulerCache:
         with self._lock:
             self._pods.pop(key, None)
             self._assumed.pop(key, None)
-            self._parked.pod_changed(self._tasks.get(key), None)
+            task = self._tasks.get(key)
+            self._parked.pod_changed(task, None)
             self._drop_task(key)
+            if task is not None:
+                self._forget_implicit(task.job)
         self.changed.set()
 
     def assume(self, key: str, node: str) -> None:
@@ -352,9 +355,11 @@ class SchedulerCache:
         """A PodGroup was added or changed (status-only changes do not wake the loop)."""
         key = _key(pg)
         with self._lock:
+            if self._implicit is not None:
+                self._implicit.keys.discard(key)  # a real one replaces the cache's own
             old = self._podgroups.get(key)
             self._podgroups[key] = pg
-            self._index_allocated(key, old, pg)
+            self._by_allocated.index(key, old, pg)
             self._touch(key)
             respec = old is not None and old.get("spec") != pg.get("spec")
             if respec:
@@ -366,7 +371,7 @@ class SchedulerCache:
         """A PodGroup was deleted."""
         key = _key(pg)
         with self._lock:
-            self._index_allocated(key, self._podgroups.pop(key, None), None)
+            self._by_allocated.index(key, self._podgroups.pop(key, None), None)
             self._job_versions.pop(key, None)
             self._settled.discard(key)
             self._parked.discard(key)
@@ -376,6 +381,35 @@ class SchedulerCache:
         """The cached PodGroup dict."""
         with self._lock:
             return self._podgroups.get(key)
+
+    def podgroup_object(self, key: str) -> JSON | None:
+        """The cached PodGroup when it is an API object (None for an implicit job's)."""
+        with self._lock:
+            if self._implicit is not None and key in self._implicit.keys:
+                return None
+            return self._podgroups.get(key)
+
+    def is_implicit(self, key: str) -> bool:
+        """Whether the job's PodGroup exists only in this cache (``implicit_jobs.py``)."""
+        with self._lock:
+            return self._implicit is not None and key in self._implicit.keys
+
+    def keep_implicit_status(self, pg: JSON) -> None:
+        """An implicit job's new status, kept here instead of written (no version bump)."""
+        key = _key(pg)
+        with self._lock:
+            if self._implicit is not None and key in self._implicit.keys:
+                self._podgroups[key] = pg
+
+    def _forget_implicit(self, job: str) -> None:
+        """Drop an implicit job whose pod left it (deleted, or joined a real group)."""
+        if self._implicit is None or job not in self._implicit.keys or job in self._job_tasks:
+            return
+        self._implicit.keys.discard(job)
+        self._podgroups.pop(job, None)
+        self._job_versions.pop(job, None)
+        self._settled.discard(job)
+        self._parked.discard(job)
 
     def podgroup_keys(self) -> list[str]:
         """The ``namespace/name`` of every cached PodGroup."""
@@ -394,7 +428,7 @@ class SchedulerCache:
             if self.hypernodes.set_hypernode(hn):
                 self._parked.freed()  # a new domain, or members moved (not a nodeCount)
             if added:
-                self._settled -= self._by_allocated.get(CLUSTER_TOP_HYPERNODE, set())
+                self._settled -= self._by_allocated.holders(CLUSTER_TOP_HYPERNODE)
         self.changed.set()
 
     def delete_hypernode(self, hn: JSON) -> None:
@@ -402,7 +436,7 @@ class SchedulerCache:
         name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
             self.hypernodes.delete_hypernode(name)
-            self._settled -= self._by_allocated.get(name, set())
+            self._settled -= self._by_allocated.holders(name)
             self._parked.freed()
         self.changed.set()
 
@@ -460,10 +494,3 @@ class SchedulerCache:
             tree = self.hypernodes.build()
             queues = build_queues(self._queues.values(), self._podgroups, self._job_tasks)
         return Snapshot(nodes, jobs, tree, versions, queues)
-
-
-def _allocated_of(pg: JSON | None) -> str:
-    """The PodGroup's ``volcano.sh/job-allocated-hypernode`` ("" when none)."""
-    annotations = ((pg or {}).get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(JOB_ALLOCATED_HYPERNODE_ANNOTATION, "")
-    return value if isinstance(value, str) else ""

@@ -57,6 +57,7 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.framework import close_session, open_session
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
+from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_infos
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
@@ -219,7 +220,10 @@ def run_cycle(
         if new is None and job.key in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new
-        if new is not None:
+        if new is not None and cache.is_implicit(job.key):
+            cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
+            new = None
+        elif new is not None:
             writer.update_podgroup(new)
             result.podgroups_written += 1
         version = snapshot.job_versions.get(job.key, 0)
@@ -268,6 +272,7 @@ class Scheduler:
         configmap: ConfigMapGetter | None = None,
         configmap_synced: Callable[[], bool] | None = None,
         node_search: NodeSearch | None = None,
+        implicit: Classifier | None = None,
     ) -> None:
         """Wire the cache to ``informers`` (call before ``informers.start()``).
 
@@ -275,7 +280,8 @@ class Scheduler:
         hot-reloadable: see ``conf_watch.ConfWatch``; ``configmap_synced`` tells when that
         store has its first list, so the first cycle already runs the ConfigMap's conf.
         ``node_search``: how many feasible nodes a task's search finds (Volcano's defaults
-        when None; ``api/node_search.py``).
+        when None; ``api/node_search.py``). ``implicit``: the classifier of bare pods run as
+        implicit jobs (``implicit_jobs.py``; none when None, as in Volcano).
 
         Raises:
             ConfError: when ``conf`` (a ``volcano-scheduler.conf`` text) is wrong.
@@ -293,7 +299,7 @@ class Scheduler:
         )
         self.period = schedule_period
         self.clock = clock or RealClock()
-        self.cache = SchedulerCache(scheduler_name)
+        self.cache = SchedulerCache(scheduler_name, implicit)
         self.informers = informers
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
@@ -367,9 +373,9 @@ class Scheduler:
             self.node_search,
         )
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
-        self.queue_events.record(fits, self.cache.podgroup, self.cache.is_parked)
+        self.queue_events.record(fits, self.cache.podgroup_object, self.cache.is_parked)
         if result.warnings:
-            self.podgroup_warnings.record(result.warnings, self.cache.podgroup)
+            self.podgroup_warnings.record(result.warnings, self.cache.podgroup_object)
         return result
 
     def _wait(self, stop: threading.Event) -> None:

@@ -27,6 +27,7 @@ from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, Schedule
 from volcano_py.scheduler.framework.framework import open_session
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 from volcano_py.scheduler.writer import MemoryWriter
@@ -233,11 +234,15 @@ class Simulator:
         objects: Iterable[JSON],
         conf: SchedulerConf | None = None,
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        implicit: Classifier | None = None,
     ) -> None:
-        """A cluster from ``objects`` with ``conf`` (default tiers when None)."""
+        """A cluster from ``objects`` with ``conf`` (default tiers when None).
+
+        ``implicit``: bare pods run as implicit jobs, as the manager does (``implicit_jobs``).
+        """
         self.plugins, self.actions = builtin_registries()
         self.conf = conf or load_conf(DEFAULT_SCHEDULER_CONF, self.plugins, self.actions)
-        self.cache = SchedulerCache(scheduler_name)
+        self.cache = SchedulerCache(scheduler_name, implicit)
         objects = list(objects)
         fill_cache(self.cache, objects)
         self.budgets = [o for o in objects if o.get("kind") == "PodDisruptionBudget"]

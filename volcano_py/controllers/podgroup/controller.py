@@ -106,6 +106,7 @@ class PodGroupController:
             inherit_owner_annotations=options.inherit_owner_annotations,
             enqueue=self.queue.add,
             clock=self._clock,
+            implicit=options.implicit_pod,
         )
         self._registrations = [
             pods.add_event_handler(

@@ -90,6 +90,7 @@ class PodGroupSync:
         inherit_owner_annotations: bool = True,
         enqueue: Callable[[Request], None] = lambda request: None,
         clock: Clock | None = None,
+        implicit: Callable[[Mapping[str, Any]], bool] = lambda pod: False,
     ) -> None:
         self.client = client
         self.caches = caches
@@ -97,6 +98,8 @@ class PodGroupSync:
         self.scheduler_names = frozenset(scheduler_names)
         self.inherit_owner_annotations = inherit_owner_annotations
         self.enqueue = enqueue
+        # pods the embedded scheduler runs as implicit jobs: no PodGroup object (implicit.py)
+        self.implicit = implicit
         self.clock = clock or RealClock()
         self._lock = threading.Lock()
         self._created: dict[str, JSON] = {}  # "ns/name" -> PodGroups created, not yet cached
@@ -112,6 +115,7 @@ class PodGroupSync:
             scheduler in self.scheduler_names
             and not annotations_of(pod).get(C.KUBE_GROUP_NAME_ANNOTATION)
             and not is_being_deleted(pod)
+            and not self.implicit(pod)
         )
 
     def awaiting_cache(self, pod: Mapping[str, Any]) -> bool:

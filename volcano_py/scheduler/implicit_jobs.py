@@ -1,0 +1,63 @@
+"""Implicit jobs: bare pods scheduled with a PodGroup that lives only in the scheduler's cache.
+
+The manager hands the cache a *classifier* (``controllers/podgroup/implicit.py``): for a pod
+of ours with no group name it returns the PodGroup pg-controller would have created, when
+that PodGroup would be a plain gang of one, and None otherwise. Such a pod is not given a
+PodGroup object (the pg-controller uses the same classifier and leaves it alone); the cache
+keeps the returned body under the name pg-controller would use, ``podgroup-<pod uid>``
+(``podgroup-<pod name>`` for a pod without a uid: offline inputs), and the pod joins it as
+its one task. From there it is a job like any other: enqueued against its
+queue, allocated, preempted, counted in its queue's status and shown in the view.
+
+What differs: no API object, so nothing writes it. The cycle hands the status it would have
+written to ``SchedulerCache.keep_implicit_status`` instead (the phase a later cycle reads is
+the one the last cycle decided), and PodGroup Events are not recorded for it (the pod gets
+the unschedulable condition and Event, as a plain pod does from kube-scheduler). The job is
+forgotten when its pod is deleted or joins a real group. A real PodGroup of the same name
+(made before the flag was on, or by hand) replaces the cached one.
+
+``ImplicitJobs`` holds which cached PodGroups are implicit; the cache calls it under its
+lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from volcano_py.api.constants import PODGROUP_NAME_PREFIX, PodGroupPhase
+
+JSON = dict[str, Any]
+Classifier = Callable[[JSON], JSON | None]
+
+
+class ImplicitJobs:
+    """Which of the cache's PodGroups exist only in the cache (module doc)."""
+
+    __slots__ = ("classify", "keys")
+
+    def __init__(self, classify: Classifier) -> None:
+        self.classify = classify
+        self.keys: set[str] = set()
+
+    def job_of(self, pod: JSON, bound: bool, podgroups: dict[str, JSON]) -> str:
+        """The job key for a pod of ours without a group name ("" when it gets none).
+
+        Adds the implicit PodGroup to ``podgroups`` the first time: ``Running`` when the pod
+        is already bound (a restart), else ``Pending``.
+        """
+        meta = pod.get("metadata") or {}
+        name = f"{PODGROUP_NAME_PREFIX}{meta.get('uid') or meta.get('name', '')}"
+        key = f"{meta.get('namespace', '')}/{name}"
+        if key in self.keys:
+            return key
+        body = self.classify(pod)
+        if body is None:
+            return ""
+        if key in podgroups:
+            return key  # a real PodGroup of that name: the pod is its task
+        phase = PodGroupPhase.RUNNING if bound else PodGroupPhase.PENDING
+        metadata = dict(body.get("metadata") or {}, name=name)
+        podgroups[key] = dict(body, metadata=metadata, status={"phase": str(phase)})
+        self.keys.add(key)
+        return key
