@@ -23,7 +23,9 @@ cache (``devcluster.provision.ensure_kube_scheduler``), with client qps/burst 5,
 leader election. volcano-py runs with its product defaults (schedule period 1 s).
 
 Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_KS_PODS``
-(``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs``).
+(``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs``),
+``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated: ``--implicit-podgroups=false``
+measures Volcano's PodGroup per bare pod).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ SIZES = [int(n) for n in os.environ.get("BENCH_KS_NODES", "500").split(",")]
 PODS = int(os.environ.get("BENCH_KS_PODS", "5000"))
 RUNS = int(os.environ.get("BENCH_KS_RUNS", "2"))
 WORKLOADS = os.environ.get("BENCH_KS_WORKLOADS", "plain,gangs").split(",")
+VOLCANO_ARGS = os.environ.get("BENCH_KS_VOLCANO_ARGS", "").split()
 TIMEOUT = 900.0
 
 
@@ -178,7 +181,7 @@ def run_volcano(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> 
         box: dict[str, Any] = {}
 
         def launch() -> None:
-            box["process"] = start_manager(cp, work, "--schedule-period=1.0")
+            box["process"] = start_manager(cp, work, "--schedule-period=1.0", *VOLCANO_ARGS)
 
         thread = threading.Thread(target=launch, name="bench:manager-start")
         thread.start()

@@ -51,6 +51,10 @@ class Writer(Protocol):
         """Bind every task to its ``node_name``; returns ``{task key: error}`` for failures."""
         ...
 
+    def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
+        """Start binding ``tasks``; the returned call waits for them and gives ``bind``'s."""
+        ...
+
     def update_podgroup(self, pg: JSON) -> None:
         """Write a PodGroup's new phase/conditions/annotations."""
         ...
@@ -125,12 +129,22 @@ class KubeWriter:
 
     def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
         """Bind concurrently; failures are returned, never raised."""
-        errors: dict[str, str] = {}
-        for task, error in zip(tasks, self._pool.map(self._bind_one, tasks), strict=True):
-            if error is not None:
-                errors[task.key] = error
-                log.warning("bind %s to %s failed: %s", task.key, task.node_name, error)
-        return errors
+        return self.start_binds(tasks)()
+
+    def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
+        """Queue the binds on the pool now; the returned call waits for them."""
+        futures = [self._pool.submit(self._bind_one, task) for task in tasks]
+
+        def wait() -> dict[str, str]:
+            errors: dict[str, str] = {}
+            for task, future in zip(tasks, futures, strict=True):
+                error = future.result()
+                if error is not None:
+                    errors[task.key] = error
+                    log.warning("bind %s to %s failed: %s", task.key, task.node_name, error)
+            return errors
+
+        return wait
 
     def update_podgroup(self, pg: JSON) -> None:
         """PUT the PodGroup soon, off the cycle (``status_writes.py``)."""
@@ -266,6 +280,11 @@ class MemoryWriter:
             self.bindings[task.key] = task.node_name
             self.cache.update_pod(bound)
         return errors
+
+    def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
+        """Bind now (in memory); the returned call gives the errors."""
+        errors = self.bind(tasks)
+        return lambda: errors
 
     def update_podgroup(self, pg: JSON) -> None:
         """Store the new PodGroup in the cache."""

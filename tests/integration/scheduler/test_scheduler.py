@@ -176,13 +176,13 @@ def test_restart_keeps_allocated_hypernode_and_binds_no_pod_twice(
 def _spy_binds(stop: Callable[[], Scheduler], calls: list[str]) -> object:
     """Record every pod the running scheduler asks to bind (wraps its writer)."""
     scheduler = _running_scheduler(stop)
-    original = scheduler.writer.bind
+    original = scheduler.writer.start_binds
 
-    def bind(tasks: list[TaskInfo]) -> dict[str, str]:
+    def start_binds(tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
         calls.extend(t.key for t in tasks)
         return original(tasks)
 
-    scheduler.writer.bind = bind  # type: ignore[method-assign]
+    scheduler.writer.start_binds = start_binds  # type: ignore[method-assign]
     return original
 
 

@@ -126,3 +126,28 @@ def test_a_pod_bound_before_a_restart_is_a_running_job() -> None:
 def test_a_pod_of_another_scheduler_is_not_an_implicit_job() -> None:
     sim = _sim(pod("web", requests={"cpu": 1}, scheduler="default-scheduler"))
     assert sim.cache.podgroup_keys() == []
+
+
+def test_binds_start_as_each_job_is_committed_not_after_the_cycle() -> None:
+    sim = _sim(*[pod(f"web-{i}", requests={"cpu": 1}) for i in range(3)])
+    started: list[list[str]] = []
+    start = sim.writer.start_binds
+
+    def recorded(tasks: list[Any]) -> Any:
+        started.append([t.key for t in tasks])
+        assert len(sim.cache.snapshot().jobs) == 3  # the session is still open
+        return start(tasks)
+
+    sim.writer.start_binds = recorded  # type: ignore[method-assign]
+    result = sim.cycle()
+    assert sorted(result.binds) == ["default/web-0", "default/web-1", "default/web-2"]
+    assert sorted(started) == [["default/web-0"], ["default/web-1"], ["default/web-2"]]
+
+
+def test_a_failed_bind_is_rolled_back_and_retried_next_cycle() -> None:
+    sim = _sim(pod("web", requests={"cpu": 1}))
+    sim.writer.fail = lambda task: "Conflict: try again"
+    assert sim.cycle().binds == {}
+    assert not sim.cache.is_assumed("default/web")
+    sim.writer.fail = None
+    assert sim.cycle().binds == {"default/web": "n1"}

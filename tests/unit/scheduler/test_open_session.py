@@ -87,6 +87,8 @@ class _Target:
 
     def __init__(self, nodes: dict[str, NodeInfo]) -> None:
         self.binds: list[TaskInfo] = []
+        self.committed: list[list[TaskInfo]] = []
+        self.on_commit = self.committed.append
         self.nodes = nodes
         self.events: list[tuple[str, str]] = []
 
@@ -113,6 +115,7 @@ def test_statement_works_on_any_statement_target() -> None:
     stmt.discard(keep=1)
     stmt.commit()
     assert target.binds == [first]
+    assert target.committed == [[first]]  # told at once, for its bind to start
     assert (second.status, second.node_name) == (TaskStatus.PENDING, "")
     assert target.events == [
         ("allocate", first.key),

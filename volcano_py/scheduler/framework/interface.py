@@ -113,6 +113,7 @@ class StatementTarget(Protocol):
     """What a ``Statement`` needs of its session: node copies, event handlers, the bind list."""
 
     binds: list[TaskInfo]
+    on_commit: Callable[[list[TaskInfo]], None] | None
 
     def own_node(self, name: str) -> NodeInfo:
         """The session's private copy of a node, made on first write."""

@@ -17,6 +17,7 @@ mutate only through a ``Statement``; nothing here writes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -64,9 +65,14 @@ class Session(ExtensionPoints):
         self.hypernode_tiers = snapshot.tree.tiers
         self.hypernodes_ready = snapshot.tree.ready
         self.node_names = sorted(self._nodes)
+        # node_list's order, kept current by own_node (a task's search starts from it)
+        self._node_list: list[NodeInfo] | None = None
+        self._node_index: dict[str, int] = {}
         self._members_sorted: dict[str, list[str]] = {}
         self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
+        # told of each commit's tasks as it happens: the loop starts their binds at once
+        self.on_commit: Callable[[list[TaskInfo]], None] | None = None
         # how many feasible nodes a task's search finds (the scheduler's, kept across cycles)
         self.node_search = node_search or NodeSearch()
         self.job_fit: dict[str, JobFit] = {}
@@ -95,8 +101,10 @@ class Session(ExtensionPoints):
     def own_node(self, name: str) -> NodeInfo:
         """The session's private copy of a node, made on first write (copy-on-write)."""
         if name not in self._owned:
-            self._nodes[name] = self._nodes[name].clone()
+            node = self._nodes[name] = self._nodes[name].clone()
             self._owned.add(name)
+            if self._node_list is not None:
+                self._node_list[self._node_index[name]] = node
         return self._nodes[name]
 
     def largest_allocatable(self) -> Resource:
@@ -112,9 +120,12 @@ class Session(ExtensionPoints):
         return self._largest_allocatable
 
     def node_list(self) -> list[NodeInfo]:
-        """Every node, by name."""
-        nodes = self._nodes
-        return [nodes[n] for n in self.node_names]
+        """Every node, by name (a fresh list over the session's current copies)."""
+        if self._node_list is None:
+            nodes = self._nodes
+            self._node_list = [nodes[n] for n in self.node_names]
+            self._node_index = {n: i for i, n in enumerate(self.node_names)}
+        return list(self._node_list)
 
     def nodes_in(self, hypernode: str) -> list[NodeInfo]:
         """The real nodes under a HyperNode, by name."""

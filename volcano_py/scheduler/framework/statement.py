@@ -52,9 +52,10 @@ class Statement:
             task.node_name = ""
 
     def commit(self) -> None:
-        """Hand the allocations to the session's bind list."""
-        for task in self.operations:
-            self.ssn.binds.append(task)
+        """Hand the allocations to the session's bind list (and its ``on_commit``)."""
+        self.ssn.binds.extend(self.operations)
+        if self.ssn.on_commit is not None and self.operations:
+            self.ssn.on_commit(list(self.operations))
         self.operations.clear()
 
     def __len__(self) -> int:

@@ -313,8 +313,9 @@ class NetworkTopologyAwarePlugin(HyperNodeGradients):
         """
         assert self._ssn is not None
         ssn = self._ssn
-        if not self.normal_pod_enable or not ssn.tree.node_chain:
-            # no node in any HyperNode: every node would score the same (the whole range)
+        if not self.normal_pod_enable or len(ssn.hypernodes) <= 1:
+            # no HyperNode but the virtual cluster top, which every node's chain ends in:
+            # every node would score the same
             return {}
         total_weight = _tier_weight_sum(self.fading, self.min_tier, self.max_tier)
         if not total_weight > 0 or math.isinf(total_weight):
