@@ -182,8 +182,9 @@ def add_parser(subparsers: Any) -> None:
         "--bind-workers",
         type=positive_int,
         default=DEFAULT_BIND_WORKERS,
-        help="concurrent pods/binding calls of the scheduler (more threads contend with "
-        "admissions for the GIL; 4 already keeps kube-apiserver busy)",
+        help="concurrent pods/binding calls of the scheduler (a bind waits on "
+        "kube-apiserver: fewer workers cap the binding rate; more threads contend with "
+        "admissions for the GIL)",
     )
     p.add_argument("--inherit-owner-annotations", type=boolean, default=True, metavar="BOOL")
     p.add_argument(
