@@ -1,10 +1,14 @@
-"""An idle cluster writes no Queue status: counted in the API server's audit log.
+"""An idle cluster writes no Queue or PodGroup status: counted in the API server's audit log.
 
 The writer used to merge-patch ``allocated: {}`` for a queue whose pods were gone; a merge
 patch cannot remove keys, so the stale amounts stayed, the status never matched and was
 patched again every cycle (about once a second). Here a private, audited control plane runs
 a job through a queue, the pods go, and then 10 idle seconds must hold 0 writes to any
 Queue's status — while the scheduler keeps cycling.
+
+PodGroup statuses are written off the cycle (``status_writes.py``): a gang's reach
+``Running`` (eventually written), and then, while its pods keep running, 10 idle seconds hold
+0 PodGroup writes. A bare pod run as an implicit job is bound with no PodGroup write at all.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from tests.builders import create_node, force_delete_pod, pod_body, podgroup_bod
 from tests.fixtures import install_crds
 from tests.integration.scheduler.conftest import wait_for
 from volcano_py.api import resources as R
+from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.scheduler.scheduler import Scheduler
@@ -106,3 +111,59 @@ def test_no_queue_status_writes_in_ten_idle_seconds(
 def scheduler_cycles(scheduler: Scheduler) -> int:
     """How many queue syncs the scheduler has made (one per cycle)."""
     return scheduler.queue_status.syncs
+
+
+def _podgroup_writes(cp: ControlPlane) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in cp.audit_events()
+        if (e.get("objectRef") or {}).get("resource") == "podgroups"
+        and e.get("verb") in ("create", "patch", "update")
+        and e.get("stage") == "ResponseComplete"
+    ]
+
+
+def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_bare_pod(
+    audited: tuple[ControlPlane, KubeClient],
+) -> None:
+    cp, admin = audited
+    create_node(admin, "n1", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
+    informers = SharedInformerFactory(admin)
+    scheduler = Scheduler(
+        admin, informers, None, "volcano", schedule_period=0.2, implicit=implicit_podgroup
+    )
+    informers.start()
+    assert informers.wait_for_cache_sync(30)
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
+    thread.start()
+    names = ["steady-0", "steady-1", "bare"]
+    try:
+        admin.create(R.PODGROUPS, podgroup_body("steady", NS, 2))
+        created_by_test = len(_podgroup_writes(cp))
+        for name in names[:2]:
+            annotations = {"scheduling.k8s.io/group-name": "steady"}
+            body = pod_body(name, NS, requests={GPU: "1"}, annotations=annotations)
+            admin.create(R.PODS, body)
+        admin.create(R.PODS, pod_body("bare", NS, requests={"cpu": "100m"}))
+        wait_for(lambda: all(admin.get(R.PODS, n, NS)["spec"].get("nodeName") for n in names))
+
+        def phase() -> str:
+            return str((admin.get(R.PODGROUPS, "steady", NS).get("status") or {}).get("phase"))
+
+        wait_for(lambda: phase() == "Running", timeout=30)
+        time.sleep(2)  # the last write reaches the informer; the cache settles
+        writes = _podgroup_writes(cp)
+        names_written = {w["objectRef"].get("name") for w in writes[created_by_test:]}
+        assert names_written == {"steady"}  # the gang's statuses; nothing for the bare pod
+        before = len(writes)
+        time.sleep(10)
+        idle = _podgroup_writes(cp)[before:]
+        assert idle == [], [(w["objectRef"]["name"], w["requestReceivedTimestamp"]) for w in idle]
+    finally:
+        stop.set()
+        scheduler.cache.changed.set()
+        thread.join(10)
+        informers.shutdown()
+        for name in names:
+            force_delete_pod(admin, name, NS)
