@@ -13,6 +13,7 @@ PodGroup statuses are written off the cycle (``status_writes.py``): a gang's rea
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from volcano_py.api import resources as R
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 
 pytestmark = pytest.mark.timeout(300)
@@ -46,6 +48,27 @@ def audited() -> Iterator[tuple[ControlPlane, KubeClient]]:
         admin.close()
 
 
+@contextlib.contextmanager
+def _scheduler_running(
+    admin: KubeClient, implicit: Classifier | None = None
+) -> Iterator[Scheduler]:
+    """A scheduler cycling every 0.2 s on its own informers until the block ends."""
+    informers = SharedInformerFactory(admin)
+    scheduler = Scheduler(admin, informers, None, "volcano", schedule_period=0.2, implicit=implicit)
+    informers.start()
+    assert informers.wait_for_cache_sync(30)
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
+    thread.start()
+    try:
+        yield scheduler
+    finally:
+        stop.set()
+        scheduler.cache.changed.set()
+        thread.join(10)
+        informers.shutdown()
+
+
 def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
     return [
         e
@@ -62,14 +85,7 @@ def test_no_queue_status_writes_in_ten_idle_seconds(
 ) -> None:
     cp, admin = audited
     create_node(admin, "n0", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
-    informers = SharedInformerFactory(admin)
-    scheduler = Scheduler(admin, informers, None, "volcano", schedule_period=0.2)
-    informers.start()
-    assert informers.wait_for_cache_sync(30)
-    stop = threading.Event()
-    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
-    thread.start()
-    try:
+    with _scheduler_running(admin) as scheduler:
         admin.create(R.PODGROUPS, podgroup_body("job", NS, 2))
         names = [f"job-{i}" for i in range(2)]
         for name in names:
@@ -101,11 +117,6 @@ def test_no_queue_status_writes_in_ten_idle_seconds(
         ]
         assert before >= 2  # the test saw the writer write (amounts up, then removed)
         assert scheduler_cycles(scheduler) > cycles_before  # it kept cycling meanwhile
-    finally:
-        stop.set()
-        scheduler.cache.changed.set()
-        thread.join(10)
-        informers.shutdown()
 
 
 def scheduler_cycles(scheduler: Scheduler) -> int:
@@ -128,17 +139,8 @@ def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_ba
 ) -> None:
     cp, admin = audited
     create_node(admin, "n1", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
-    informers = SharedInformerFactory(admin)
-    scheduler = Scheduler(
-        admin, informers, None, "volcano", schedule_period=0.2, implicit=implicit_podgroup
-    )
-    informers.start()
-    assert informers.wait_for_cache_sync(30)
-    stop = threading.Event()
-    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
-    thread.start()
     names = ["steady-0", "steady-1", "bare"]
-    try:
+    with _scheduler_running(admin, implicit_podgroup):
         admin.create(R.PODGROUPS, podgroup_body("steady", NS, 2))
         created_by_test = len(_podgroup_writes(cp))
         for name in names[:2]:
@@ -160,10 +162,5 @@ def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_ba
         time.sleep(10)
         idle = _podgroup_writes(cp)[before:]
         assert idle == [], [(w["objectRef"]["name"], w["requestReceivedTimestamp"]) for w in idle]
-    finally:
-        stop.set()
-        scheduler.cache.changed.set()
-        thread.join(10)
-        informers.shutdown()
-        for name in names:
-            force_delete_pod(admin, name, NS)
+    for name in names:
+        force_delete_pod(admin, name, NS)
