@@ -13,6 +13,11 @@ from its start until every pod is bound (``spec.nodeName``, seen by a watch in t
   PodGroups and HyperNodes created up front; kube-scheduler binds the same 2,000 pods as plain
   pods.
 
+- **failover** (P12's "after a leader failover", volcano-py only): two replicas on a 4 s
+  Lease, the gangs' pods created but not their PodGroups; the leader is SIGKILLed, the
+  PodGroups are created, and the standby's first bind is timed from its Lease acquisition
+  (``run_failover``).
+
 Runs alternate the order of the two schedulers (run 1: volcano-py first, run 2: kube-scheduler
 first). Printed per run: total seconds, the first bind after process start, and the ratio
 volcano-py / kube-scheduler. Goals (issue 30): plain <= 1.2x and gangs <= 1.0x at 500 and 5,000
@@ -24,7 +29,7 @@ leader election. volcano-py runs with its product defaults (schedule period 1 s)
 sources byte-compiled first as a wheel install ships them (``compile_sources``).
 
 Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_KS_PODS``
-(``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs``),
+(``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs,failover``),
 ``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated: ``--implicit-podgroups=false``
 measures Volcano's PodGroup per bare pod).
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -40,6 +46,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +66,7 @@ NAMESPACE = "bench"
 SIZES = [int(n) for n in os.environ.get("BENCH_KS_NODES", "500").split(",")]
 PODS = int(os.environ.get("BENCH_KS_PODS", "5000"))
 RUNS = int(os.environ.get("BENCH_KS_RUNS", "2"))
-WORKLOADS = os.environ.get("BENCH_KS_WORKLOADS", "plain,gangs").split(",")
+WORKLOADS = os.environ.get("BENCH_KS_WORKLOADS", "plain,gangs,failover").split(",")
 VOLCANO_ARGS = os.environ.get("BENCH_KS_VOLCANO_ARGS", "").split()
 TIMEOUT = 900.0
 
@@ -114,8 +121,18 @@ def gang_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
     return node_list, hypernodes + groups, pod_list
 
 
-def populate(client: KubeClient, workload: str, nodes: int, scheduler_name: str) -> int:
-    """Create the workload's nodes, topology and pods; return the number of pods."""
+def populate(
+    client: KubeClient,
+    workload: str,
+    nodes: int,
+    scheduler_name: str,
+    *,
+    with_podgroups: bool = True,
+) -> int:
+    """Create the workload's nodes, topology and pods; return the number of pods.
+
+    ``with_podgroups=False``: the gangs' PodGroups are left for the caller to create.
+    """
     if workload == "plain":
         node_list, pod_list = plain_objects(nodes, PODS)
         extra: list[JSON] = []
@@ -129,7 +146,7 @@ def populate(client: KubeClient, workload: str, nodes: int, scheduler_name: str)
         for o in extra:
             if o["kind"] == "HyperNode":
                 client.create(R.HYPERNODES, dict(o, apiVersion="topology.volcano.sh/v1alpha1"))
-            elif scheduler_name == "volcano":
+            elif scheduler_name == "volcano" and with_podgroups:
                 client.create(R.PODGROUPS, dict(o, apiVersion="scheduling.volcano.sh/v1beta1"))
 
         def create_pod(o: JSON) -> None:
@@ -244,6 +261,76 @@ def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Pa
 
 
 RUNNERS = {"volcano-py": run_volcano, "kube-scheduler": run_kube_scheduler}
+LEASE_FLAGS = ("--lease-duration=4", "--renew-deadline=3", "--retry-period=0.5")
+
+
+def _wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not within {timeout}s")
+        time.sleep(0.01)
+    return value
+
+
+def _lease(client: KubeClient) -> JSON:
+    return dict(client.get(R.LEASES, "volcano-py", "volcano-system").get("spec") or {})
+
+
+def run_failover(nodes: int) -> Timing:
+    """After a leader failover: the standby's first bind, counted from its Lease acquisition.
+
+    Replica A leads and replica B stands by (caches warm), both on a 4 s Lease. The gangs'
+    pods exist but their PodGroups do not, so A has nothing to place. A is SIGKILLed (its
+    master and worker, a crashed node), the 40 PodGroups are created, and B takes the Lease
+    when A's expires. Printed: B's first bind and its last, from the ``acquireTime`` B wrote
+    into the Lease (one machine, one clock).
+    """
+    _, extra, pod_list = gang_objects(nodes)
+    groups = [o for o in extra if o["kind"] == "PodGroup"]
+    with tempfile.TemporaryDirectory(prefix="bench-ks-") as tmp, ControlPlane() as cp:
+        client = KubeClient(cp.admin_config())
+        install_crds(client)
+        populate(client, "gangs", nodes, "volcano", with_podgroups=False)
+        a = start_manager(cp, Path(tmp) / "a", "--schedule-period=1.0", *LEASE_FLAGS)
+        holder_a = _wait(lambda: _lease(client).get("holderIdentity"), 30, "A's Lease")
+        b = start_manager(cp, Path(tmp) / "b", "--schedule-period=1.0", *LEASE_FLAGS)
+        informers = SharedInformerFactory(client)
+        pods = informers.informer(R.PODS)
+        informers.start()
+        try:
+            _wait(informers.has_synced, 30, "the bench's pod cache")
+            time.sleep(2)  # B's caches are warm
+            for pid in [a.proc.pid, *a.worker_pids()]:
+                os.kill(pid, signal.SIGKILL)
+            a.proc.wait(10)
+            for group in groups:
+                client.create(R.PODGROUPS, dict(group, apiVersion="scheduling.volcano.sh/v1beta1"))
+
+            def bound() -> int:
+                return sum(1 for p in pods.store.list() if p["spec"].get("nodeName"))
+
+            _wait(bound, 60, "the first bind after the failover")
+            first = time.time()
+            _wait(lambda: bound() >= len(pod_list), 120, "every bind after the failover")
+            last = time.time()
+            lease = _lease(client)
+            if lease.get("holderIdentity") == holder_a:
+                raise RuntimeError("the standby never took the Lease")
+            acquired = datetime.fromisoformat(str(lease["acquireTime"])).timestamp()
+        finally:
+            informers.shutdown()
+            stop_manager(b)
+            if a.proc.poll() is None:
+                stop_manager(a)
+    timing = Timing(last - acquired, first - acquired)
+    print(
+        f"   volcano-py      failover {nodes:>5} nodes {len(pod_list):>5} pods: "
+        f"standby's first bind {timing.first_bind:5.2f}s, all bound {timing.total:6.2f}s "
+        "after it took the Lease",
+        flush=True,
+    )
+    return timing
 
 
 def one(kind: str, workload: str, nodes: int) -> Timing:
@@ -282,8 +369,12 @@ def main() -> None:
     print(__doc__.split("\n\n")[0])
     compile_sources()
     rows = []
+    failovers = []
     for nodes in SIZES:
         for workload in WORKLOADS:
+            if workload == "failover":
+                failovers.append((nodes, run_failover(nodes)))
+                continue
             for run in range(RUNS):
                 order = ["volcano-py", "kube-scheduler"]
                 if run % 2:
@@ -301,6 +392,11 @@ def main() -> None:
             f"{nodes:>6} {workload:<8} {run:>3} {ours.total:>12.2f} {theirs.total:>12.2f} "
             f"{ours.total / theirs.total:>6.2f} {goals[workload]:>5.1f} "
             f"{ours.first_bind:>10.2f} / {theirs.first_bind:<9.2f}"
+        )
+    for nodes, timing in failovers:
+        print(
+            f"{nodes:>6} failover: first bind {timing.first_bind:.2f}s after the standby took the "
+            f"Lease (goal <= {0.6 if nodes <= 500 else 2.0} s), all bound {timing.total:.2f}s"
         )
 
 
