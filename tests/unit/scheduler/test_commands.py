@@ -214,3 +214,23 @@ def test_explain_shows_sub_jobs(capsys: pytest.CaptureFixture[str], tmp_path: ob
     )
     assert "SubJobs (gradients inside domain spine-1):" in out
     assert "  tp/0: 4 pods (needs 4), allocatedHyperNode=-: job-0, job-1, job-2, job-3" in out
+
+
+@pytest.mark.parametrize("implicit", ["true", "false"])
+def test_simulate_schedules_bare_pods_unless_implicit_podgroups_is_off(
+    capsys: pytest.CaptureFixture[str], tmp_path: object, implicit: str
+) -> None:
+    import pathlib
+
+    import yaml
+
+    from tests.unit.scheduler.objects import node, pod
+
+    objects = [node("n1", {"cpu": 4}), pod("bare", requests={"cpu": 1})]
+    cluster = pathlib.Path(str(tmp_path)) / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objects))
+    argv = ["simulate", "--cluster", str(cluster), f"--implicit-podgroups={implicit}"]
+    code, out, _ = _run(capsys, *argv, "-o", "json")
+    assert code == 0
+    bindings = json.loads(out)["bindings"]
+    assert bindings == ({"default/bare": "n1"} if implicit == "true" else {})
