@@ -36,6 +36,7 @@ from volcano_py.api.hypernode import HyperNode, resolve_hypernode_members, resol
 from volcano_py.api.meta import labels_of, name_of
 from volcano_py.controllers.hypernode import label as label_mod
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
+from volcano_py.controllers.hypernode.idle import DiscoveryMemo
 from volcano_py.controllers.hypernode.label import TopologyType, discover_label_hypernodes
 from volcano_py.controllers.hypernode.reconcile import Reconciler
 from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
@@ -119,12 +120,6 @@ def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     return best, result
 
 
-def cold(fn: Callable[[], Any]) -> Any:
-    """``fn`` with discovery's memory of its last result dropped first (a full build)."""
-    label_mod.forget_last_discovery()
-    return fn()
-
-
 def naive_discovery(nodes: list[JSON], existing: list[JSON]) -> list[JSON]:
     """Our discovery, but with Volcano's name lookup: a scan of every HyperNode per group."""
     original = label_mod._assign_names
@@ -163,8 +158,8 @@ def bench_discovery_and_writes() -> None:
     created = api.writes["create"]
     existing = api.store.list()
 
-    ours_s, again = timed(lambda: cold(lambda: discover_label_hypernodes(nodes, existing, [TYPE])))
-    naive_s, _ = timed(lambda: cold(lambda: naive_discovery(nodes, existing)), repeat=1)
+    ours_s, again = timed(lambda: discover_label_hypernodes(nodes, existing, [TYPE]))
+    naive_s, _ = timed(lambda: naive_discovery(nodes, existing), repeat=1)
     print(f"label discovery, {NODES} nodes, {len(again)} HyperNodes (3 tiers), names reused:")
     print(f"  ours                        {ours_s * 1000:8.1f} ms   (goal <= 1000 ms)")
     print(
@@ -191,16 +186,16 @@ def bench_discovery_and_writes() -> None:
 def bench_round_and_flap(nodes: list[JSON], api: CountingApi, reconciler: Reconciler) -> None:
     """A whole idle round (discovery + reconcile), and a flap of a quarter of the racks."""
 
-    def one_round() -> DiscoveryResult:
-        result = DiscoveryResult(
-            "label", tuple(discover_label_hypernodes(nodes, api.store.list(), [TYPE]))
-        )
+    def one_round(memo: DiscoveryMemo | None) -> DiscoveryResult:
+        found = discover_label_hypernodes(nodes, api.store.list(), [TYPE], memo)
+        result = DiscoveryResult("label", tuple(found))
         reconciler.reconcile(result, 50)
         return result
 
     api.writes.clear()
-    round_s, _ = timed(one_round, repeat=5)
-    cold_s, _ = timed(lambda: cold(one_round), repeat=5)
+    memo = DiscoveryMemo()  # the label source's: the last discovery is remembered
+    round_s, _ = timed(lambda: one_round(memo), repeat=5)
+    cold_s, _ = timed(lambda: one_round(None), repeat=5)
     writes = sum(api.writes.values())
     verdict = "ok" if round_s <= 0.05 else "MISSED (a loaded machine?)"
     print(f"label round (discover + reconcile, nothing changed), {NODES} nodes:")

@@ -187,7 +187,7 @@ def one_round(running: Any, client: KubeClient, prefix: str, node: str, rack: st
     discoverer = controller.manager._running["label"].discoverer
 
     def seen() -> bool:
-        last = list(discoverer._last)
+        last = list(discoverer._memo.result)
         held = any(node in members(h) for h in last if h["spec"]["tier"] == 1)
         if held != (rack is not None) or not last:
             return False

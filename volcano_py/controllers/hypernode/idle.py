@@ -3,8 +3,9 @@
 An idle round over 10,000 labelled nodes rebuilt 10,000 HyperNodes and diffed each against the
 cluster only to write nothing. Two memos cut that to identity checks:
 
-- ``LastDiscovery`` (label discovery): the same node label paths and the same existing
-  HyperNode objects give the same HyperNodes, so the last result is handed back as it was;
+- ``DiscoveryMemo`` (label discovery, one per source): the same node label paths and the
+  same existing HyperNode objects give the same HyperNodes, so the last result is handed
+  back as it was;
 - ``IdleRound`` (the reconcile): the same result (those very dicts) on the same HyperNode
   objects, after a round that found nothing to do, finds nothing to do again.
 
@@ -15,7 +16,7 @@ edits one in place), and a memo holding the objects keeps their identities uniqu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
@@ -33,8 +34,8 @@ def same_objects(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]])
 
 
 @dataclass(slots=True)
-class LastDiscovery:
-    """The last discovery's input and result, for the idle round.
+class DiscoveryMemo:
+    """One label source's last discovery: its input and its result (empty before the first).
 
     A discovery of the same node paths with the same HyperNode objects returns the result
     again instead of rebuilding every HyperNode (most of a 10,000-node round's cost).
@@ -43,21 +44,33 @@ class LastDiscovery:
     replaces an object on every change, and holding them keeps their identities unique).
     """
 
-    types: list[Any]
-    paths: dict[str, dict[tuple[str, ...], list[str]]]
-    existing: list[Mapping[str, Any]]
-    result: list[JSON]
+    types: list[Any] = field(default_factory=list)
+    paths: dict[str, dict[tuple[str, ...], list[str]]] = field(default_factory=dict)
+    existing: list[Mapping[str, Any]] = field(default_factory=list)
+    result: list[JSON] = field(default_factory=list)
+    filled: bool = False
 
-    def same_input(
+    def recall(
         self,
         types: list[Any],
         paths: dict[str, dict[tuple[str, ...], list[str]]],
         existing: list[Mapping[str, Any]],
-    ) -> bool:
-        """Whether a discovery of these would build exactly ``result`` again."""
-        if types != self.types or not same_objects(existing, self.existing):
-            return False
-        return paths == self.paths
+    ) -> list[JSON] | None:
+        """The last result when a discovery of these would build exactly it again."""
+        if not self.filled or types != self.types or not same_objects(existing, self.existing):
+            return None
+        return self.result if paths == self.paths else None
+
+    def remember(
+        self,
+        types: list[Any],
+        paths: dict[str, dict[tuple[str, ...], list[str]]],
+        existing: list[Mapping[str, Any]],
+        result: list[JSON],
+    ) -> None:
+        """This discovery's input and result, for the next one."""
+        self.types, self.paths, self.existing, self.result = types, paths, existing, result
+        self.filled = True
 
 
 @dataclass(slots=True)

@@ -62,7 +62,7 @@ from volcano_py.controllers.hypernode.discovery import (
     ResultSink,
     config_mapping,
 )
-from volcano_py.controllers.hypernode.idle import LastDiscovery
+from volcano_py.controllers.hypernode.idle import DiscoveryMemo
 from volcano_py.controllers.hypernode.label_paths import complete_paths, node_paths
 from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.informer import EventHandler
@@ -155,30 +155,25 @@ def discover_label_hypernodes(
     nodes: Iterable[Mapping[str, Any]],
     existing: Iterable[Mapping[str, Any]],
     types: Sequence[TopologyType],
+    memo: DiscoveryMemo | None = None,
 ) -> list[JSON]:
     """The HyperNodes ``types`` make of ``nodes`` (see the module docstring), sorted by name.
 
     ``existing`` are the HyperNodes in the cluster, for name reuse and to avoid collisions.
+    ``memo``: the source's last discovery; the same input hands its result back (the idle
+    round, ``idle.py``) and a new one is remembered there. Without it, always built afresh.
     """
     type_list = list(types)
     paths = node_paths(nodes, [(t.name, t.levels) for t in type_list])
-    global _last_round
     existing_list = list(existing)
-    last = _last_round
-    if last is not None and last.same_input(type_list, paths, existing_list):
-        return list(last.result)
+    if memo is None:
+        return _build(type_list, paths, existing_list)
+    last = memo.recall(type_list, paths, existing_list)
+    if last is not None:
+        return list(last)
     result = _build(type_list, paths, existing_list)
-    _last_round = LastDiscovery(type_list, paths, existing_list, result)
+    memo.remember(type_list, paths, existing_list, result)
     return list(result)
-
-
-_last_round: LastDiscovery | None = None
-
-
-def forget_last_discovery() -> None:
-    """Drop the remembered last discovery (the next one builds afresh; for benchmarks)."""
-    global _last_round
-    _last_round = None
 
 
 def _build(
@@ -358,7 +353,7 @@ class LabelDiscoverer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._unsubscribe: list[Any] = []
-        self._last: list[JSON] = []
+        self._memo = DiscoveryMemo()  # the last discovery's input and result
         self.runs = 0
 
     @property
@@ -374,10 +369,10 @@ class LabelDiscoverer:
         """
         existing = self._context.hypernodes.list()
         cached = {name_of(obj) for obj in existing}
-        existing.extend(h for h in self._last if name_of(h) not in cached)
-        result = discover_label_hypernodes(self._context.nodes.list(), existing, self.types)
-        self._last = result
-        return result
+        existing.extend(h for h in self._memo.result if name_of(h) not in cached)
+        return discover_label_hypernodes(
+            self._context.nodes.list(), existing, self.types, self._memo
+        )
 
     # -- triggers ---------------------------------------------------------------------
 

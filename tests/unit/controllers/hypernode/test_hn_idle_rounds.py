@@ -13,6 +13,7 @@ import copy
 from tests.unit.controllers.hypernode.hnfakes import FakeApi, exact, hypernode, node
 from tests.unit.controllers.hypernode.test_hn_reconcile import SOURCE, owned, setup
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
+from volcano_py.controllers.hypernode.idle import DiscoveryMemo
 from volcano_py.controllers.hypernode.label import TopologyType, discover_label_hypernodes
 from volcano_py.controllers.hypernode.reconcile import Reconciler
 
@@ -25,17 +26,19 @@ def _nodes() -> list[dict]:
 
 def test_label_discovery_returns_the_last_result_for_the_same_input() -> None:
     nodes = _nodes()
-    first = discover_label_hypernodes(nodes, [], [TYPE])
-    again = discover_label_hypernodes(nodes, [], [TYPE])
+    memo = DiscoveryMemo()
+    first = discover_label_hypernodes(nodes, [], [TYPE], memo)
+    again = discover_label_hypernodes(nodes, [], [TYPE], memo)
     assert again == first
     assert all(a is b for a, b in zip(again, first, strict=True))  # not rebuilt
 
 
 def test_label_discovery_rebuilds_when_a_node_moves() -> None:
     nodes = _nodes()
-    first = discover_label_hypernodes(nodes, [], [TYPE])
+    memo = DiscoveryMemo()
+    first = discover_label_hypernodes(nodes, [], [TYPE], memo)
     moved = [*nodes[:5], node("n5", rack="r9", spine="s0")]
-    again = discover_label_hypernodes(moved, [], [TYPE])
+    again = discover_label_hypernodes(moved, [], [TYPE], memo)
     racks = {h["metadata"]["labels"]["rack"] for h in again if h["spec"]["tier"] == 1}
     assert racks == {"r0", "r1", "r2", "r9"}
     assert again != first
@@ -43,12 +46,13 @@ def test_label_discovery_rebuilds_when_a_node_moves() -> None:
 
 def test_label_discovery_rebuilds_when_a_hypernode_object_is_replaced() -> None:
     nodes = _nodes()
-    first = discover_label_hypernodes(nodes, [], [TYPE])
+    memo = DiscoveryMemo()
+    first = discover_label_hypernodes(nodes, [], [TYPE], memo)
     existing = [copy.deepcopy(h) for h in first]
-    named = discover_label_hypernodes(nodes, existing, [TYPE])
+    named = discover_label_hypernodes(nodes, existing, [TYPE], memo)
     # a foreign HyperNode takes a discovered name: the next round must not reuse the result
     foreign = hypernode(first[0]["metadata"]["name"], 1, [exact("x")])
-    renamed = discover_label_hypernodes(nodes, [foreign, *existing[1:]], [TYPE])
+    renamed = discover_label_hypernodes(nodes, [foreign, *existing[1:]], [TYPE], memo)
     assert first[0]["metadata"]["name"] not in {h["metadata"]["name"] for h in renamed}
     assert [h["metadata"]["name"] for h in named] == [h["metadata"]["name"] for h in first]
 
