@@ -95,7 +95,7 @@ class SchedulerCache:
         ``implicit``: the classifier of bare pods run as implicit jobs (none without it).
         """
         self.scheduler_name = scheduler_name
-        self._implicit = ImplicitJobs(implicit) if implicit is not None else None
+        self._implicit = ImplicitJobs(implicit)
         self.changed = threading.Event()
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
@@ -223,10 +223,11 @@ class SchedulerCache:
         with self._lock:
             return job in self._parked
 
-    def parked_count(self) -> int:
-        """How many jobs wait parked."""
+    def unschedulable_count(self, looked_at: list[str]) -> int:
+        """Jobs that wait: the parked ones, and those of ``looked_at`` not parked (one lock)."""
         with self._lock:
-            return len(self._parked)
+            parked = self._parked
+            return len(parked) + sum(1 for job in looked_at if job not in parked)
 
     def _stranded(self, job: str) -> bool:
         allocated = allocated_of(self._podgroups.get(job))
@@ -270,7 +271,7 @@ class SchedulerCache:
         ours = (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name
         if not task.node_name and not ours:
             return
-        if ours and not task.job and self._implicit is not None:
+        if ours and not task.job:
             task.job = self._implicit.job_of(pod, bool(task.node_name), self._podgroups)
         if not task.node_name and not task.job:
             return
@@ -355,8 +356,7 @@ class SchedulerCache:
         """A PodGroup was added or changed (status-only changes do not wake the loop)."""
         key = _key(pg)
         with self._lock:
-            if self._implicit is not None:
-                self._implicit.keys.discard(key)  # a real one replaces the cache's own
+            self._implicit.keys.discard(key)  # a real one replaces the cache's own
             old = self._podgroups.get(key)
             self._podgroups[key] = pg
             self._by_allocated.index(key, old, pg)
@@ -369,13 +369,16 @@ class SchedulerCache:
 
     def delete_podgroup(self, pg: JSON) -> None:
         """A PodGroup was deleted."""
-        key = _key(pg)
         with self._lock:
-            self._by_allocated.index(key, self._podgroups.pop(key, None), None)
-            self._job_versions.pop(key, None)
-            self._settled.discard(key)
-            self._parked.discard(key)
+            self._remove_podgroup(_key(pg))
             self._parked.freed()  # what it reserved in its queue is free
+
+    def _remove_podgroup(self, key: str) -> None:
+        """Forget a job's PodGroup with its counter, index entry and set-aside state."""
+        self._by_allocated.index(key, self._podgroups.pop(key, None), None)
+        self._job_versions.pop(key, None)
+        self._settled.discard(key)
+        self._parked.discard(key)
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
@@ -385,31 +388,26 @@ class SchedulerCache:
     def podgroup_object(self, key: str) -> JSON | None:
         """The cached PodGroup when it is an API object (None for an implicit job's)."""
         with self._lock:
-            if self._implicit is not None and key in self._implicit.keys:
-                return None
-            return self._podgroups.get(key)
+            return None if key in self._implicit.keys else self._podgroups.get(key)
 
     def is_implicit(self, key: str) -> bool:
         """Whether the job's PodGroup exists only in this cache (``implicit_jobs.py``)."""
         with self._lock:
-            return self._implicit is not None and key in self._implicit.keys
+            return key in self._implicit.keys
 
     def keep_implicit_status(self, pg: JSON) -> None:
         """An implicit job's new status, kept here instead of written (no version bump)."""
         key = _key(pg)
         with self._lock:
-            if self._implicit is not None and key in self._implicit.keys:
+            if key in self._implicit.keys:
                 self._podgroups[key] = pg
 
     def _forget_implicit(self, job: str) -> None:
         """Drop an implicit job whose pod left it (deleted, or joined a real group)."""
-        if self._implicit is None or job not in self._implicit.keys or job in self._job_tasks:
+        if job not in self._implicit.keys or job in self._job_tasks:
             return
         self._implicit.keys.discard(job)
-        self._podgroups.pop(job, None)
-        self._job_versions.pop(job, None)
-        self._settled.discard(job)
-        self._parked.discard(job)
+        self._remove_podgroup(job)
 
     def podgroup_keys(self) -> list[str]:
         """The ``namespace/name`` of every cached PodGroup."""

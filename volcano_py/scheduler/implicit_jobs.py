@@ -17,7 +17,7 @@ forgotten when its pod is deleted or joins a real group. A real PodGroup of the 
 (made before the flag was on, or by hand) replaces the cached one.
 
 ``ImplicitJobs`` holds which cached PodGroups are implicit; the cache calls it under its
-lock.
+lock. Without a classifier (Volcano's behaviour) it makes none.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class ImplicitJobs:
 
     __slots__ = ("classify", "keys")
 
-    def __init__(self, classify: Classifier) -> None:
+    def __init__(self, classify: Classifier | None) -> None:
         self.classify = classify
         self.keys: set[str] = set()
 
@@ -46,6 +46,8 @@ class ImplicitJobs:
         Adds the implicit PodGroup to ``podgroups`` the first time: ``Running`` when the pod
         is already bound (a restart), else ``Pending``.
         """
+        if self.classify is None:
+            return ""
         meta = pod.get("metadata") or {}
         name = f"{PODGROUP_NAME_PREFIX}{meta.get('uid') or meta.get('name', '')}"
         key = f"{meta.get('namespace', '')}/{name}"

@@ -276,9 +276,7 @@ def run_cycle(
     if unschedulable:
         SCHEDULE_ATTEMPTS.labels("unschedulable").inc(len(unschedulable))
     # parked jobs are still unschedulable, though this cycle did not look at them
-    UNSCHEDULE_JOB_COUNT.set(
-        len([uid for uid in unschedulable if not cache.is_parked(uid)]) + cache.parked_count()
-    )
+    UNSCHEDULE_JOB_COUNT.set(cache.unschedulable_count(unschedulable))
     return result
 
 
