@@ -50,12 +50,11 @@ DEFAULT_BIND_WORKERS = 32
 class Writer(Protocol):
     """Where a cycle's decisions go."""
 
-    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
-        """Bind every task to its ``node_name``; returns ``{task key: error}`` for failures."""
-        ...
-
     def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
-        """Start binding ``tasks``; the returned call waits for them and gives ``bind``'s."""
+        """Start binding every task to its ``node_name``; the call returned waits for them.
+
+        It gives ``{task key: error}`` for the failures.
+        """
         ...
 
     def update_podgroup(self, pg: JSON) -> None:
@@ -130,12 +129,11 @@ class KubeWriter:
             return f"{type(e).__name__}: {e}"
         return None
 
-    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
-        """Bind concurrently; failures are returned, never raised."""
-        return self.start_binds(tasks)()
-
     def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
-        """Queue the binds on the pool now; the returned call waits for them."""
+        """Queue the binds on the pool now; the call returned waits for them.
+
+        Failures are returned, never raised.
+        """
         futures = [self._pool.submit(self._bind_one, task) for task in tasks]
 
         def wait() -> dict[str, str]:
@@ -264,8 +262,11 @@ class MemoryWriter:
         self.evicted: list[str] = []
         self.nominated: dict[str, str] = {}
 
-    def bind(self, tasks: list[TaskInfo]) -> dict[str, str]:
-        """Set ``spec.nodeName`` on the cached pods (never twice)."""
+    def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
+        """Set ``spec.nodeName`` on the cached pods now (never twice).
+
+        The call returned gives the errors.
+        """
         errors: dict[str, str] = {}
         for task in tasks:
             error = self.fail(task) if self.fail else None
@@ -282,11 +283,6 @@ class MemoryWriter:
             bound["spec"] = dict(pod.get("spec") or {}, nodeName=task.node_name)
             self.bindings[task.key] = task.node_name
             self.cache.update_pod(bound)
-        return errors
-
-    def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
-        """Bind now (in memory); the returned call gives the errors."""
-        errors = self.bind(tasks)
         return lambda: errors
 
     def update_podgroup(self, pg: JSON) -> None:
