@@ -69,15 +69,22 @@ def _scheduler_running(
         informers.shutdown()
 
 
-def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
+def _writes(
+    cp: ControlPlane, resource: str, verbs: tuple[str, ...], subresource: str | None = None
+) -> list[dict[str, Any]]:
+    """The audit log's completed ``verbs`` on ``resource`` (its ``subresource`` when given)."""
     return [
         e
         for e in cp.audit_events()
-        if (e.get("objectRef") or {}).get("resource") == "queues"
-        and (e.get("objectRef") or {}).get("subresource") == "status"
-        and e.get("verb") in ("patch", "update")
+        if (e.get("objectRef") or {}).get("resource") == resource
+        and (e.get("objectRef") or {}).get("subresource") == subresource
+        and e.get("verb") in verbs
         and e.get("stage") == "ResponseComplete"
     ]
+
+
+def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
+    return _writes(cp, "queues", ("patch", "update"), "status")
 
 
 def test_no_queue_status_writes_in_ten_idle_seconds(
@@ -125,13 +132,7 @@ def scheduler_cycles(scheduler: Scheduler) -> int:
 
 
 def _podgroup_writes(cp: ControlPlane) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in cp.audit_events()
-        if (e.get("objectRef") or {}).get("resource") == "podgroups"
-        and e.get("verb") in ("create", "patch", "update")
-        and e.get("stage") == "ResponseComplete"
-    ]
+    return _writes(cp, "podgroups", ("create", "patch", "update"))
 
 
 def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_bare_pod(
