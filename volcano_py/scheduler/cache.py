@@ -474,8 +474,9 @@ class SchedulerCache:
         ``active_only``: leave settled jobs out (what a scheduling cycle asks for).
         """
         with self._lock:
-            if active_only:
+            if active_only:  # a cycle's (other readers, the view, must not move the epoch)
                 self._settled.difference_update(self._parked.release())
+                self._parked.looking()
             self._shared = set(self._nodes)
             nodes = dict(self._nodes)
             jobs: dict[str, JobInfo] = {}

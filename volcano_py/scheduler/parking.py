@@ -20,7 +20,9 @@ fills, the waiting gangs cost nothing, and a new gang that fits is decided in a 
 own. kube-scheduler's queueing hints are the same idea per pod; this is per job, and coarse on
 purpose (any freeing event brings every parked job back once), so no hint can be wrong.
 
-A freeing event bumps an epoch; the next snapshot unparks every job parked before it. Only
+A freeing event bumps an epoch; the next snapshot unparks every job parked before it. A job
+is parked as of the epoch its cycle's snapshot saw (``looking``), not the one at the cycle's
+end: room freed while the cycle ran was not seen by it, so it brings the job back. Only
 cycles that take active-only snapshots park (preempt and reclaim look at every job anyway).
 """
 
@@ -69,6 +71,7 @@ class ParkedJobs:
         self._parked: dict[str, tuple[int, float]] = {}  # job -> (epoch, monotonic time)
         self._epoch = 0
         self._released_epoch = 0  # the epoch of the last release
+        self._seen_epoch = 0  # the epoch the last snapshot saw: jobs are parked as of it
 
     def __contains__(self, job: object) -> bool:
         return job in self._parked
@@ -76,10 +79,18 @@ class ParkedJobs:
     def __len__(self) -> int:
         return len(self._parked)
 
+    def looking(self) -> None:
+        """A snapshot is taken: what a cycle parks from it is parked as of this epoch."""
+        self._seen_epoch = self._epoch
+
     def park(self, job: str) -> None:
-        """Park ``job`` as of now (at the end: the table stays in parking order)."""
+        """Park ``job`` as of the last snapshot (at the end: the table stays in parking order).
+
+        A freeing event since that snapshot, which the job's cycle did not see, brings it
+        back at the next release.
+        """
         self._parked.pop(job, None)
-        self._parked[job] = (self._epoch, time.monotonic())
+        self._parked[job] = (self._seen_epoch, time.monotonic())
 
     def discard(self, job: str) -> None:
         """``job`` changed or went: it is not parked any more."""

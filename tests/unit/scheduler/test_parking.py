@@ -127,3 +127,26 @@ def test_the_gang_changing_itself_brings_it_back() -> None:
     sim.cache.update_pod(pod("big-3", "big", {GPU: 12}))
     assert "default/big" in _looked_at(sim)
     assert not sim.cache.is_parked("default/big")
+
+
+def test_room_freed_while_the_cycle_runs_brings_the_job_it_parks_back() -> None:
+    """The cycle that parks a job decided on its snapshot: a pod leaving its node after that
+    snapshot (before the job is parked) was not seen, so the next cycle looks again."""
+    sim = _parked_sim()
+    bound = _bound_pod(sim)
+    big = {"default/big": sim.cache.snapshot().job_versions["default/big"]}
+    sim.cache.snapshot(active_only=True)  # a cycle begins
+    sim.cache.delete_pod(bound)  # room freed while it runs
+    sim.cache.park(big)  # it ends and parks what it could not place
+    assert "default/big" in _looked_at(sim)
+
+
+def test_a_view_snapshot_does_not_move_the_parking_epoch() -> None:
+    sim = _parked_sim()
+    bound = _bound_pod(sim)
+    big = {"default/big": sim.cache.snapshot().job_versions["default/big"]}
+    sim.cache.snapshot(active_only=True)  # a cycle begins
+    sim.cache.delete_pod(bound)  # room freed while it runs
+    sim.cache.snapshot()  # the topology view reads meanwhile
+    sim.cache.park(big)
+    assert "default/big" in _looked_at(sim)
