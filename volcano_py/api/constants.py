@@ -77,6 +77,8 @@ LABEL_DISCOVERER = "label"
 UFM_DISCOVERER = "ufm"
 # UFM REST path listing all ports (GET {endpoint}/ufmRest/resources/ports, basic auth).
 UFM_PORTS_PATH = "/ufmRest/resources/ports"
+# a UFM-built HyperNode names all the leaf switches it groups here (comma-separated)
+UFM_LEAVES_ANNOTATION = "topology.volcano-py.io/ufm-leaf-switches"
 # Discovery period when a discoverer's config has no "interval": one hour.
 DEFAULT_DISCOVERY_INTERVAL_SECONDS = 3600
 # Key inside the controller ConfigMap holding the discovery config YAML.

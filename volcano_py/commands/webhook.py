@@ -26,7 +26,8 @@ from volcano_py.kube.runtime import tune_gc
 from volcano_py.logsetup import configure_logging
 from webhooks import certs, jobs
 from webhooks.app import create_app
-from webhooks.hypernodes import HyperNodeValidator, register
+from webhooks.hypernodes import register
+from webhooks.hypernodes.validator import HyperNodeValidator
 from webhooks.router import AdmissionRouter
 from webhooks.server import ServerOptions, WebhookServer
 

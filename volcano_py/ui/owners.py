@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from volcano_py.controllers.hypernode.ufm import UFM_LEAVES_ANNOTATION
+from volcano_py.api.constants import UFM_LEAVES_ANNOTATION
 from volcano_py.scheduler.api.job_info import JobInfo
 
 JSON = dict[str, Any]

@@ -14,14 +14,16 @@ Volcano's webhook name and rules are kept: ``validatehypernode.volcano.sh``,
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from webhooks.admission import allowed, denied
+from webhooks.deferred import Deferred
 from webhooks.hypernodes.tree import HyperNodeLister
-from webhooks.hypernodes.validator import HyperNodeValidator, Verdict
 from webhooks.router import AdmissionRouter, AdmissionService, WebhookRule
+
+if TYPE_CHECKING:
+    from webhooks.hypernodes.validator import HyperNodeValidator, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -48,29 +50,30 @@ __all__ = [
 ]
 
 
-class DeferredValidator:
+def __getattr__(name: str) -> Any:
+    """``HyperNodeValidator`` and ``Verdict``, imported on first use.
+
+    The validator module imports cel-python and lark (~0.05 s), which a starting manager need
+    not wait for.
+    """
+    if name in ("HyperNodeValidator", "Verdict"):
+        from webhooks.hypernodes import validator
+
+        value = getattr(validator, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def new_validator(lister: HyperNodeLister | None) -> HyperNodeValidator:
+    """A ``HyperNodeValidator`` over ``lister`` (the module's class, however it was set)."""
+    cls = globals().get("HyperNodeValidator") or __getattr__("HyperNodeValidator")
+    validator: HyperNodeValidator = cls(lister)
+    return validator
+
+
+class DeferredValidator(Deferred["HyperNodeValidator"]):
     """A ``HyperNodeValidator`` built once, on first use or ``warm()``; thread-safe."""
-
-    def __init__(self, build: Callable[[], HyperNodeValidator]) -> None:
-        """``build`` makes the validator; it runs at most once (again only if it raised)."""
-        self._build = build
-        self._lock = threading.Lock()
-        self._validator: HyperNodeValidator | None = None
-
-    @property
-    def built(self) -> bool:
-        """Whether the validator exists yet."""
-        return self._validator is not None
-
-    def warm(self) -> HyperNodeValidator:
-        """Build the validator now unless it exists; return it."""
-        validator = self._validator
-        if validator is None:
-            with self._lock:
-                if self._validator is None:
-                    self._validator = self._build()
-                validator = self._validator
-        return validator
 
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Verdict:
         """``HyperNodeValidator.validate``, building it first if needed."""
@@ -112,5 +115,5 @@ def register(
     to keep a handle on it (``warm()``).
     """
     if validator is None:
-        validator = DeferredValidator(lambda: HyperNodeValidator(lister))
+        validator = DeferredValidator(lambda: new_validator(lister))
     return router.register(PATH, make_admit(validator), RULES, name=WEBHOOK_NAME)

@@ -49,7 +49,12 @@ from urllib.parse import unquote
 import urllib3
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, UFM_DISCOVERER, UFM_PORTS_PATH
+from volcano_py.api.constants import (
+    NETWORK_TOPOLOGY_SOURCE_LABEL,
+    UFM_DISCOVERER,
+    UFM_LEAVES_ANNOTATION,
+    UFM_PORTS_PATH,
+)
 from volcano_py.api.safeload import UFM_LIMITS, LoadError, brief, load_json
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, parse_duration
 from volcano_py.controllers.hypernode.discovery import (
@@ -62,8 +67,6 @@ from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
-
-UFM_LEAVES_ANNOTATION = "topology.volcano-py.io/ufm-leaf-switches"
 
 JSON = dict[str, Any]
 
