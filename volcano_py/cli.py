@@ -22,8 +22,13 @@ from volcano_py.commands.argtypes import plain_text
 from volcano_py.commands.cluster_access import CommandError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every available subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser with every available subcommand registered.
+
+    ``only``: register that subcommand alone (``main`` does when the command line names
+    one), so a command imports its own modules and not every other command's: the
+    manager's lists start while it imports the rest (``commands/manager.py``).
+    """
     parser = argparse.ArgumentParser(
         prog="volcano-py",
         description=(
@@ -35,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"volcano-py {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            continue
         module_name = f"volcano_py.commands.{name}"
         if importlib.util.find_spec(module_name) is None:
             continue
@@ -46,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = words[0] if words and words[0] in COMMANDS else None
+    parser = build_parser(named)
+    args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

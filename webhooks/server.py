@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 
 from webhooks.certs import CERT_FILE, KEY_FILE
 from webhooks.gunicorn_logging import ProcessLogger
@@ -124,11 +126,13 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         *,
         post_worker_init: Callable[[Any], None] | None = None,
         on_exit: Callable[[Any], None] | None = None,
+        after_spawn: Callable[[], None] | None = None,
     ) -> None:
         self.app_factory = app_factory
         self.options = options
         self.post_worker_init_hook = post_worker_init
         self.on_exit_hook = on_exit
+        self.after_spawn = after_spawn
         self.ssl = (
             ReloadingSSLContext(options.cert_dir, options.reload_interval)
             if options.cert_dir is not None
@@ -187,3 +191,26 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
     def load(self) -> WSGIApp:
         """Build the app in the worker (after fork)."""
         return self.app_factory()
+
+    def run(self) -> None:
+        """Serve until stopped (gunicorn's arbiter, telling ``after_spawn`` of each fork)."""
+        try:
+            _Arbiter(self).run()
+        except RuntimeError as e:  # what gunicorn's own run does: one line, exit 1
+            sys.stderr.write(f"\nError: {e}\n\n")
+            sys.stderr.flush()
+            sys.exit(1)
+
+
+class _Arbiter(Arbiter):  # type: ignore[misc]
+    """gunicorn's master loop, calling the app's ``after_spawn`` after forking a worker.
+
+    That runs in the master: the child never returns from ``spawn_worker``.
+    """
+
+    def spawn_worker(self) -> int:
+        pid: int = super().spawn_worker()
+        after_spawn = getattr(self.app, "after_spawn", None)
+        if after_spawn is not None:
+            after_spawn()
+        return pid

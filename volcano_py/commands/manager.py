@@ -14,9 +14,9 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from volcano_py.certkeeper import CertKeeper
+from volcano_py.api import resources as R
 from volcano_py.commands.argtypes import (
     add_log_format_argument,
     boolean,
@@ -29,23 +29,27 @@ from volcano_py.commands.argtypes import (
 )
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
 from volcano_py.commands.ports import port_problem
-from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import (
     ControllerRegistry,
     UnknownControllerError,
     parse_controllers_flag,
 )
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import ApiError
+from volcano_py.kube.prefetch import ListPrefetch
 from volcano_py.kube.runtime import tune_gc, tune_switch_interval
 from volcano_py.logsetup import configure_logging
-from volcano_py.manager import Manager, ManagerOptions
 from volcano_py.scheduler.api.node_search import (
     DEFAULT_MIN_NODES,
     DEFAULT_MIN_PERCENTAGE,
     DEFAULT_PERCENTAGE,
     NodeSearch,
 )
-from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
+
+if TYPE_CHECKING:
+    from volcano_py.certkeeper import CertKeeper
+    from volcano_py.manager import Manager, ManagerOptions
 
 log = logging.getLogger(__name__)
 
@@ -181,8 +185,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--bind-workers",
         type=positive_int,
-        default=DEFAULT_BIND_WORKERS,
-        help="concurrent pods/binding calls of the scheduler (a bind waits on "
+        default=None,
+        help="concurrent pods/binding calls of the scheduler, default 32 (a bind waits on "
         "kube-apiserver: fewer workers cap the binding rate; more threads contend with "
         "admissions for the GIL)",
     )
@@ -209,6 +213,9 @@ def add_parser(subparsers: Any) -> None:
 
 def options_from(args: argparse.Namespace) -> ManagerOptions:
     """``ManagerOptions`` from parsed flags."""
+    from volcano_py.manager import ManagerOptions
+
+    tuned = {"bind_workers": args.bind_workers} if args.bind_workers else {}
     options = ManagerOptions(
         kubeconfig=args.kubeconfig,
         controllers=parse_controllers_flag(args.controllers or ["*"]),
@@ -228,7 +235,6 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         kube_api_burst=args.kube_api_burst,
         worker_threads=args.worker_threads,
         worker_threads_for_podgroup=args.worker_threads_for_podgroup,
-        bind_workers=args.bind_workers,
         node_search=NodeSearch(
             min_nodes=args.minimum_feasible_nodes,
             min_percentage=args.minimum_percentage_nodes_to_find,
@@ -238,12 +244,15 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         implicit_podgroups=args.implicit_podgroups,
         webhook_address=(args.webhook_host, args.webhook_port),
         ui_enabled=args.ui,
+        **tuned,
     )
     return options
 
 
 def check_flags(options: ManagerOptions) -> str | None:
     """Why flags that parse one by one cannot run together (None: they can)."""
+    from volcano_py.controllers.builtin import register_builtin_controllers
+
     registry = ControllerRegistry()
     register_builtin_controllers(registry)
     try:
@@ -282,13 +291,33 @@ def check_scheduler_conf(path: str | None) -> str | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Prepare certificates, then serve under gunicorn with the manager in its worker."""
-    from webhooks.server import ServerOptions, WebhookServer
+# The informers whose first lists the master fetches while it imports (kube/prefetch.py):
+# the large collections every configuration caches. The others list in the worker.
+HEAD_START = (R.NODES, R.PODS, R.PODGROUPS, R.QUEUES, R.HYPERNODES)
+# how long the master waits for them before it forks anyway (the worker then lists)
+HEAD_START_WAIT_S = 60.0
 
+
+def run(args: argparse.Namespace) -> int:
+    """Prepare certificates, then serve under gunicorn with the manager in its worker.
+
+    The informers' large lists start first, on threads, so they load while this process
+    imports the rest of the product (the manager, the controllers, the webhooks); the worker
+    gunicorn forks starts from them (``kube/prefetch.py``).
+    """
     configure_logging(args.verbosity, args.log_format)
     tune_gc()
     tune_switch_interval()
+    head_start = ListPrefetch(
+        lambda: KubeClient(
+            load_config(args.kubeconfig), qps=args.kube_api_qps, burst=args.kube_api_burst
+        ),
+        HEAD_START,
+    )
+    head_start.start()
+    from volcano_py.manager import Manager
+    from webhooks.server import ServerOptions, WebhookServer
+
     options = options_from(args)
     try:
         keeper = prepare(args, options)
@@ -296,10 +325,11 @@ def run(args: argparse.Namespace) -> int:
         # through the log, so --log-format json keeps every line JSON
         log.error("volcano-py manager: %s", e)
         return e.exit_code
+    head_start.wait(HEAD_START_WAIT_S)  # before gunicorn forks: no thread may be mid-request
     holder: dict[str, Manager] = {}
 
     def app_factory() -> Any:
-        manager = Manager(options)
+        manager = Manager(options, head_start=head_start)
         holder["manager"] = manager
         return manager.wsgi_app()
 
@@ -327,6 +357,7 @@ def run(args: argparse.Namespace) -> int:
         ),
         post_worker_init=post_worker_init,
         on_exit=on_exit,
+        after_spawn=head_start.drop,  # the master keeps no copy; a later worker lists afresh
     )
     server.run()
     return 0
@@ -355,6 +386,8 @@ def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:
         # a taken port: one line naming it and its flag, exit 2, before a worker dies on it
         client.close()
         raise CommandError(problem, exit_code=2)
+    from volcano_py.certkeeper import CertKeeper
+
     cert_dir = args.cert_dir or Path(tempfile.mkdtemp(prefix="volcano-py-certs-"))
     keeper = CertKeeper(
         cert_dir,

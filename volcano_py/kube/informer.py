@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient, WatchStream
@@ -137,6 +137,47 @@ class HandlerRegistration:
         return self._listener.wait_synced(timeout)
 
 
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A whole collection as an informer stores it.
+
+    Transformed objects by key, and the resourceVersion to watch from.
+    """
+
+    items: dict[str, JSON]
+    resource_version: str
+
+
+def list_objects(
+    client: KubeClient,
+    resource: APIResource,
+    transform: Transform,
+    *,
+    namespace: str | None = None,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+) -> Listed:
+    """LIST a collection page by page, each object through ``transform`` as its page lands."""
+    items: dict[str, JSON] = {}
+    token: str | None = None
+    while True:
+        page = client.list(
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=_LIST_PAGE,
+            continue_token=token,
+        )
+        for obj in page.get("items") or []:
+            obj = transform(obj)
+            items[key_of(obj)] = obj
+        meta = page.get("metadata") or {}
+        token = meta.get("continue")
+        if not token:
+            return Listed(items, str(meta.get("resourceVersion") or ""))
+
+
 class Informer:
     """List+watch one resource into a ``Store``. See the module docstring for the contract."""
 
@@ -150,6 +191,7 @@ class Informer:
         field_selector: str | None = None,
         transform: Transform | None = None,
         watch_timeout: tuple[int, int] = (300, 600),
+        first_list: Listed | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -168,6 +210,9 @@ class Informer:
         self._stop = threading.Event()
         self._stream: WatchStream | None = None
         self._thread: threading.Thread | None = None
+        # a list fetched before this informer existed (``kube.prefetch``): used once, instead
+        # of the first LIST; the watch resumes from its resourceVersion like after any list
+        self._first_list = first_list
         self.last_resource_version = ""
         self.relists = 0
         self.changes = 0  # objects added, updated or deleted so far (bookmarks are not)
@@ -260,26 +305,18 @@ class Informer:
     # -- reflector ------------------------------------------------------------------------
 
     def _list_and_replace(self) -> None:
-        items: dict[str, JSON] = {}
-        token: str | None = None
-        transform = self._transform
-        while True:
-            page = self.client.list(
+        listed, self._first_list = self._first_list, None
+        if listed is None:
+            listed = list_objects(
+                self.client,
                 self.resource,
-                self.namespace,
+                self._transform,
+                namespace=self.namespace,
                 label_selector=self.label_selector,
                 field_selector=self.field_selector,
-                limit=_LIST_PAGE,
-                continue_token=token,
             )
-            for obj in page.get("items") or []:
-                obj = transform(obj)
-                items[key_of(obj)] = obj
-            meta = page.get("metadata") or {}
-            token = meta.get("continue")
-            if not token:
-                self.last_resource_version = str(meta.get("resourceVersion") or "")
-                break
+        items = listed.items
+        self.last_resource_version = listed.resource_version
         self._replace(items)
         if not self._synced.is_set():
             with self._dispatch_lock:
@@ -360,15 +397,25 @@ def _rv(obj: JSON) -> str:
 InformerKey = tuple[APIResource, str | None, str | None, str | None]
 
 
+class HeadStart(Protocol):
+    """Whole lists fetched ahead (``kube.prefetch.ListPrefetch``), each handed out once."""
+
+    def take(self, resource: APIResource) -> Listed | None:
+        """The cluster-wide list of ``resource`` through its default transform, or None."""
+
+
 class SharedInformerFactory:
     """One informer per (resource, namespace, selectors), shared by every consumer.
 
     ``informer()`` may be called before or after ``start()``; informers created after a start
-    are started by the next ``start()`` call, as in client-go.
+    are started by the next ``start()`` call, as in client-go. With a ``head_start``, a
+    cluster-wide informer without selectors or a custom transform begins from the list it
+    holds for its resource instead of listing.
     """
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, head_start: HeadStart | None = None) -> None:
         self.client = client
+        self._head_start = head_start
         self._informers: dict[InformerKey, Informer] = {}
         self._lock = threading.Lock()
 
@@ -390,6 +437,8 @@ class SharedInformerFactory:
         with self._lock:
             informer = self._informers.get(key)
             if informer is None:
+                plain = namespace is None and not label_selector and not field_selector
+                head_start = self._head_start if plain and transform is None else None
                 informer = Informer(
                     self.client,
                     resource,
@@ -397,6 +446,7 @@ class SharedInformerFactory:
                     label_selector=label_selector,
                     field_selector=field_selector,
                     transform=transform,
+                    first_list=head_start.take(resource) if head_start is not None else None,
                 )
                 self._informers[key] = informer
             return informer

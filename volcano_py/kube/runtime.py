@@ -20,15 +20,17 @@ the in-process scheduler figures cannot).
 
 ``tune_gc()`` is called once by the composition root (and by the benchmarks, so they
 measure the configuration that ships); ``freeze_after_sync()`` moves everything allocated
-up to the first cache sync into the permanent generation, so later full collections do
-not walk it, and then lowers the young threshold again (``STEADY_THRESHOLDS``): once the
-initial lists are decoded the process serves admissions, and a young pass holds the GIL
-for as long as it walks, so many short passes (10,000 objects: ~0.2 ms on an idle core)
-beat a few long ones (50,000 objects and the cycles freed with them: 25-38 ms measured on
-the busy 2-core benchmark machine). Since CPython counts a young generation as allocations
-minus deallocations, garbage freed by reference counting never triggers a pass; only
-objects that stay (cache growth) or cycles do, and the webhook app leaves none per request
-(``webhooks/app.py``). A re-list after a lost watch decodes at the steady thresholds.
+up to the first cache sync (the manager calls it once its first scheduling cycle ran, so
+its full collection is not on the first bind's path) into the permanent generation, so
+later full collections do not walk it, and then lowers the young threshold again
+(``STEADY_THRESHOLDS``): once the initial lists are decoded the process serves admissions,
+and a young pass holds the GIL for as long as it walks, so many short passes (10,000
+objects: ~0.2 ms on an idle core) beat a few long ones (50,000 objects and the cycles freed
+with them: 25-38 ms measured on the busy 2-core benchmark machine). Since CPython counts a
+young generation as allocations minus deallocations, garbage freed by reference counting
+never triggers a pass; only objects that stay (cache growth) or cycles do, and the webhook
+app leaves none per request (``webhooks/app.py``). A re-list after a lost watch decodes at
+the steady thresholds.
 
 The price of rare full collections: a cycle that outlives a young pass waits in the old
 generation, with everything it references, until one runs (at the steady thresholds, many

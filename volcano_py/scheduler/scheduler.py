@@ -421,7 +421,14 @@ class Scheduler:
                 return
         log.info("scheduler started: actions=%s period=%.2fs", self.conf.actions, self.period)
         seen = {n for n, q in self.cache.queue_infos().items() if not q.implicit}
-        ensure_builtin_queues(self.client, seen)
+        # two round trips the first cycle need not wait for: it schedules into a missing
+        # queue as into an implicit one, and the created objects arrive through the informer
+        threading.Thread(
+            target=ensure_builtin_queues,
+            args=(self.client, seen),
+            name="scheduler:builtin-queues",
+            daemon=True,
+        ).start()
         try:
             while not stop.is_set():
                 self.cache.changed.clear()

@@ -1,0 +1,124 @@
+"""The informers' head start (kube/prefetch.py) with a scripted client: no sockets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from tests.unit.kube.test_informer_reflector import ScriptedClient, cm
+from volcano_py.api import resources as R
+from volcano_py.kube.errors import Forbidden
+from volcano_py.kube.informer import EventHandler, Listed, SharedInformerFactory
+from volcano_py.kube.prefetch import ListPrefetch
+
+JSON = dict[str, Any]
+
+
+class PagedClient:
+    """Two pages of ConfigMaps; Queues are forbidden; every call is counted."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+        self.closed = False
+
+    def list(self, resource: Any, namespace: Any = None, **kwargs: Any) -> JSON:
+        self.calls.append((resource.plural, kwargs.get("continue_token")))
+        if resource is R.QUEUES:
+            raise Forbidden("queues is forbidden")
+        if kwargs.get("continue_token") is None:
+            return {"metadata": {"continue": "page2"}, "items": [cm("a", "3")]}
+        return {"metadata": {"resourceVersion": "9"}, "items": [cm("b", "5")]}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_prefetch_lists_every_page_transformed_and_hands_each_list_out_once() -> None:
+    client = PagedClient()
+    prefetch = ListPrefetch(lambda: client, (R.CONFIGMAPS, R.QUEUES))  # type: ignore[arg-type,return-value]
+    prefetch.start()
+    assert prefetch.wait(10)
+    listed = prefetch.take(R.CONFIGMAPS)
+    assert listed is not None
+    assert listed.resource_version == "9"
+    assert sorted(listed.items) == ["ns/a", "ns/b"]
+    assert "managedFields" not in listed.items["ns/a"]["metadata"]  # the default transform
+    assert prefetch.take(R.CONFIGMAPS) is None  # once
+    assert prefetch.take(R.QUEUES) is None  # a failed list is simply absent
+    assert client.closed
+
+
+def test_a_client_that_cannot_be_made_leaves_nothing_and_does_not_raise() -> None:
+    def broken() -> Any:
+        raise OSError("no kubeconfig")
+
+    prefetch = ListPrefetch(broken, (R.CONFIGMAPS,))
+    prefetch.start()
+    assert prefetch.wait(10)
+    assert prefetch.take(R.CONFIGMAPS) is None
+
+
+def test_drop_forgets_lists_and_an_unfinished_prefetch_hands_out_nothing() -> None:
+    release = threading.Event()
+
+    class SlowClient(PagedClient):
+        def list(self, resource: Any, namespace: Any = None, **kwargs: Any) -> JSON:
+            release.wait(10)
+            return super().list(resource, namespace, **kwargs)
+
+    prefetch = ListPrefetch(SlowClient, (R.CONFIGMAPS,))  # type: ignore[arg-type]
+    prefetch.start()
+    started = time.monotonic()
+    assert not prefetch.wait(0.2)  # the fork goes ahead; the worker lists for itself
+    assert time.monotonic() - started < 5
+    release.set()
+    time.sleep(0.3)
+    assert prefetch.take(R.CONFIGMAPS) is None  # dropped when the wait gave up
+
+    done = ListPrefetch(PagedClient, (R.CONFIGMAPS,))  # type: ignore[arg-type]
+    done.start()
+    assert done.wait(10)
+    done.drop()
+    assert done.take(R.CONFIGMAPS) is None
+
+
+class HeadStart:
+    def __init__(self, lists: dict[Any, Listed]) -> None:
+        self.lists = lists
+
+    def take(self, resource: Any) -> Listed | None:
+        return self.lists.pop(resource, None)
+
+
+def test_an_informer_starts_from_its_head_start_and_watches_from_its_resource_version() -> None:
+    done = threading.Event()
+    client = ScriptedClient(
+        [[cm("server-side", "1")]],
+        # made after the head start was listed: arrives as watch events
+        [[("ADDED", cm("c", "8")), ("DELETED", cm("a", "9"))]],
+        done,
+    )
+    head = HeadStart({R.CONFIGMAPS: Listed({"ns/a": cm("a", "3"), "ns/b": cm("b", "5")}, "7")})
+    factory = SharedInformerFactory(client, head)  # type: ignore[arg-type]
+    informer = factory.informer(R.CONFIGMAPS)
+    scoped = factory.informer(R.CONFIGMAPS, namespace="ns")  # not cluster-wide: lists itself
+    seen: list[tuple[str, str]] = []
+    informer.add_event_handler(
+        EventHandler(
+            on_add=lambda o: seen.append(("add", o["metadata"]["name"])),
+            on_delete=lambda o: seen.append(("delete", o["metadata"]["name"])),
+        )
+    )
+    informer.start()
+    assert done.wait(1)
+    deadline = time.monotonic() + 1
+    while len(seen) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    informer.stop()
+    assert client.list_calls == 0
+    assert client.watch_rvs[0] == "7"
+    assert sorted(informer.store.list_keys()) == ["ns/b", "ns/c"]
+    assert sorted(seen) == [("add", "a"), ("add", "b"), ("add", "c"), ("delete", "a")]
+    assert head.take(R.CONFIGMAPS) is None
+    assert scoped is not informer
