@@ -14,12 +14,12 @@ written down here with its reason (controller-runtime's ``pkg/manager/internal.g
    no Service routes admissions to a replica whose HyperNode cache is still empty.
 3. **Webhooks next**: gunicorn is already accepting; admissions are served on every replica,
    leader or not, from the shared HyperNode cache.
-4. **Caches**: the informers start; readiness flips when all have synced. Once the first
-   scheduling cycle ran (a standby: a few seconds later) the objects allocated so far are
-   frozen out of the garbage collector's sight (``kube.runtime``), off the first bind's path.
+4. **Caches**: the Lease campaign starts, then the informers (the large ones from lists the
+   master fetched before the fork: ``kube/prefetch.py``); readiness flips when all synced.
+   After the first cycle the start-up heap is frozen out of the collector's sight.
 5. **Leader-only work last**: controllers and the scheduler run only while this replica
-   holds the Lease (every replica keeps its caches warm for a fast takeover). Losing the
-   Lease stops the process's worker so gunicorn starts a clean one that campaigns again.
+   holds the Lease and its caches synced (every replica keeps them warm for a fast
+   takeover). Losing the Lease stops the worker so gunicorn starts a clean one.
 
 Every thread is named and guarded: a guarded thread that ends unexpectedly is logged at ERROR
 and takes the worker down (gunicorn's master restarts it) rather than leaving a process that
@@ -359,13 +359,7 @@ class Manager:
         self.recorder.start()
         self.lease_recorder.start()
         self.scheduler_recorder.start()
-        self.informers.start()
-        self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
-        trimmer = IdleTrimmer(self.informers.change_key)
-        self._guard("manager:idle-trim", lambda: trimmer.run(self.stop_event), expect_exit=True)
-        if self.webhook_probe is not None:
-            probe = self.webhook_probe
-            self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)
+        # the campaign starts before the informers take the GIL (_lead waits for the caches)
         if self.options.leader_elect:
             self._elector = LeaderElector(
                 self.client,
@@ -381,6 +375,13 @@ class Manager:
             self._guard("leader-election", self._campaign, expect_exit=True)
         else:
             self._guard("manager:leading", lambda: self._lead(self.stop_event), expect_exit=True)
+        self.informers.start()
+        self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
+        trimmer = IdleTrimmer(self.informers.change_key)
+        self._guard("manager:idle-trim", lambda: trimmer.run(self.stop_event), expect_exit=True)
+        if self.webhook_probe is not None:
+            probe = self.webhook_probe
+            self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop: release the Lease, finish in-flight work, stop caches. Idempotent."""

@@ -1,10 +1,12 @@
 """``volcano-py manager``: the whole product in one process (webhooks, controllers, scheduler).
 
-The master process prepares the webhook certificate (files or the shared Secret, caBundle
-patched) so gunicorn can bind TLS, then runs gunicorn with one gthread worker. The worker
-builds the ``Manager`` when it loads the app (after fork) and starts it right after
-(``post_worker_init``); SIGTERM stops the worker gracefully (``Manager.stop``: Lease
-released, in-flight binds and admissions finished).
+The master process starts listing the large collections (Nodes, Pods, PodGroups, Queues,
+HyperNodes) on threads, imports the rest of the product meanwhile, prepares the webhook
+certificate (files or the shared Secret, caBundle patched) so gunicorn can bind TLS, waits
+for the lists, then runs gunicorn with one gthread worker, whose informers start from those
+lists (``kube/prefetch.py``). The worker builds the ``Manager`` when it loads the app
+(after fork) and starts it right after (``post_worker_init``); SIGTERM stops the worker
+gracefully (``Manager.stop``: Lease released, in-flight binds and admissions finished).
 """
 
 from __future__ import annotations
