@@ -309,6 +309,7 @@ def run(args: argparse.Namespace) -> int:
     """
     configure_logging(args.verbosity, args.log_format)
     tune_gc()
+    tune_switch_interval()
     head_start = ListPrefetch(
         lambda: KubeClient(
             load_config(args.kubeconfig), qps=args.kube_api_qps, burst=args.kube_api_burst
@@ -327,9 +328,6 @@ def run(args: argparse.Namespace) -> int:
         log.error("volcano-py manager: %s", e)
         return e.exit_code
     head_start.wait(HEAD_START_WAIT_S)  # before gunicorn forks: no thread may be mid-request
-    # for admissions (kube/runtime.py); not sooner: the imports and the lists' decoding
-    # share the GIL, and at 0.1 ms they would hand it back and forth for nothing
-    tune_switch_interval()
     holder: dict[str, Manager] = {}
 
     def app_factory() -> Any:
