@@ -14,8 +14,8 @@ written down here with its reason (controller-runtime's ``pkg/manager/internal.g
    no Service routes admissions to a replica whose HyperNode cache is still empty.
 3. **Webhooks next**: gunicorn is already accepting; admissions are served on every replica,
    leader or not, from the shared HyperNode cache.
-4. **Caches**: the Lease campaign starts, then the informers (the large ones from lists the
-   master fetched before the fork: ``kube/prefetch.py``); readiness flips when all synced.
+4. **Caches**: the informers start (the large ones from lists the master fetched before
+   the fork: ``kube/prefetch.py``), then the Lease campaign; readiness flips when all synced.
    After the first cycle the start-up heap is frozen out of the collector's sight.
 5. **Leader-only work last**: controllers and the scheduler run only while this replica
    holds the Lease and its caches synced (every replica keeps them warm for a fast
@@ -359,7 +359,13 @@ class Manager:
         self.recorder.start()
         self.lease_recorder.start()
         self.scheduler_recorder.start()
-        # the campaign starts before the informers take the GIL (_lead waits for the caches)
+        self.informers.start()
+        self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
+        trimmer = IdleTrimmer(self.informers.change_key)
+        self._guard("manager:idle-trim", lambda: trimmer.run(self.stop_event), expect_exit=True)
+        if self.webhook_probe is not None:
+            probe = self.webhook_probe
+            self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)
         if self.options.leader_elect:
             self._elector = LeaderElector(
                 self.client,
@@ -375,13 +381,6 @@ class Manager:
             self._guard("leader-election", self._campaign, expect_exit=True)
         else:
             self._guard("manager:leading", lambda: self._lead(self.stop_event), expect_exit=True)
-        self.informers.start()
-        self._guard("manager:cache-sync", self._wait_for_caches, expect_exit=True)
-        trimmer = IdleTrimmer(self.informers.change_key)
-        self._guard("manager:idle-trim", lambda: trimmer.run(self.stop_event), expect_exit=True)
-        if self.webhook_probe is not None:
-            probe = self.webhook_probe
-            self._guard("webhook-probe", lambda: probe.run(self.stop_event), expect_exit=True)
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop: release the Lease, finish in-flight work, stop caches. Idempotent."""
