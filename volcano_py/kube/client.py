@@ -273,21 +273,10 @@ class KubeClient:
         field_selector: str | None = None,
     ) -> builtins.list[JSON]:
         """Every item of a collection, following ``continue`` tokens."""
-        items: builtins.list[JSON] = []
-        token: str | None = None
-        while True:
-            page = self.list(
-                resource,
-                namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                limit=500,
-                continue_token=token,
-            )
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
+        pages = list_pages(
+            self, resource, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        return [item for page in pages for item in page.get("items") or []]
 
     def create(
         self,
@@ -407,3 +396,32 @@ def _decode_error(status: int, data: bytes) -> ApiError:
     if not isinstance(body, dict):
         body = {"message": str(body)[:500]}
     return error_for(status, body)
+
+
+LIST_PAGE = 500
+"""Objects per LIST page when a whole collection is read (client-go's reflector uses 500)."""
+
+
+def list_pages(
+    client: KubeClient,
+    resource: APIResource,
+    namespace: str | None = None,
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+) -> Iterator[JSON]:
+    """Each page of a collection (``LIST_PAGE`` objects), following ``continue`` tokens."""
+    token: str | None = None
+    while True:
+        page = client.list(
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=LIST_PAGE,
+            continue_token=token,
+        )
+        yield page
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from volcano_py.api.resources import APIResource
-from volcano_py.kube.client import KubeClient, WatchStream
+from volcano_py.kube.client import KubeClient, WatchStream, list_pages
 from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
 from volcano_py.kube.retry import Backoff
 from volcano_py.kube.store import NAMESPACE_INDEX, IndexFunc, Store, key_of, namespace_index
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 RECONNECT_BACKOFF = Backoff(duration=0.5, factor=2.0, jitter=0.2, steps=1_000_000, cap=30.0)
-_LIST_PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,23 +158,16 @@ def list_objects(
 ) -> Listed:
     """LIST a collection page by page, each object through ``transform`` as its page lands."""
     items: dict[str, JSON] = {}
-    token: str | None = None
-    while True:
-        page = client.list(
-            resource,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=_LIST_PAGE,
-            continue_token=token,
-        )
+    meta: JSON = {}
+    pages = list_pages(
+        client, resource, namespace, label_selector=label_selector, field_selector=field_selector
+    )
+    for page in pages:
         for obj in page.get("items") or []:
             obj = transform(obj)
             items[key_of(obj)] = obj
         meta = page.get("metadata") or {}
-        token = meta.get("continue")
-        if not token:
-            return Listed(items, str(meta.get("resourceVersion") or ""))
+    return Listed(items, str(meta.get("resourceVersion") or ""))
 
 
 class Informer:
@@ -315,16 +307,18 @@ class Informer:
                 label_selector=self.label_selector,
                 field_selector=self.field_selector,
             )
-        items = listed.items
         self.last_resource_version = listed.resource_version
-        self._replace(items)
+        self._replace(listed.items)
         if not self._synced.is_set():
             with self._dispatch_lock:
                 self._synced.set()
                 for listener in self._listeners:
                     listener.push(_SYNCED, None, None)
             log.debug(
-                "%s: synced %d objects at %s", self.name, len(items), self.last_resource_version
+                "%s: synced %d objects at %s",
+                self.name,
+                len(listed.items),
+                self.last_resource_version,
             )
 
     def _replace(self, items: dict[str, JSON]) -> None:
