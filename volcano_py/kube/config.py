@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.safeload import load_yaml
 from volcano_py.kube.errors import ConfigError
 
 
@@ -153,11 +154,9 @@ def plain_config(path: str, context: str | None = None) -> ClientConfig | None:
     if os.pathsep in path:
         return None  # several files merged: the package's rules
     try:
-        import yaml
-
-        with open(path, "rb") as f:
-            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except Exception:  # unreadable or not YAML: the package says how
+        with open(path, encoding="utf-8") as f:
+            doc = load_yaml(f.read(), path)
+    except (OSError, ValueError):  # unreadable, not YAML, too large: the package says how
         return None
     if not isinstance(doc, dict):
         return None
