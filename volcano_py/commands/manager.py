@@ -216,8 +216,8 @@ def add_parser(subparsers: Any) -> None:
 def options_from(args: argparse.Namespace) -> ManagerOptions:
     """``ManagerOptions`` from parsed flags."""
     from volcano_py.manager import ManagerOptions
+    from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 
-    tuned = {"bind_workers": args.bind_workers} if args.bind_workers else {}
     options = ManagerOptions(
         kubeconfig=args.kubeconfig,
         controllers=parse_controllers_flag(args.controllers or ["*"]),
@@ -237,6 +237,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         kube_api_burst=args.kube_api_burst,
         worker_threads=args.worker_threads,
         worker_threads_for_podgroup=args.worker_threads_for_podgroup,
+        bind_workers=args.bind_workers or DEFAULT_BIND_WORKERS,
         node_search=NodeSearch(
             min_nodes=args.minimum_feasible_nodes,
             min_percentage=args.minimum_percentage_nodes_to_find,
@@ -246,7 +247,6 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         implicit_podgroups=args.implicit_podgroups,
         webhook_address=(args.webhook_host, args.webhook_port),
         ui_enabled=args.ui,
-        **tuned,
     )
     return options
 

@@ -48,23 +48,21 @@ class ListPrefetch:
         self._resources = tuple(resources)
         self._lists: dict[APIResource, Listed] = {}
         self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
         self._closed = False  # after drop(): a list that lands late is not kept
         self.seconds = 0.0  # how long the lists took (start to the last one's end)
 
     def start(self) -> None:
         """Start listing; returns at once."""
-        if not self._threads:
-            thread = threading.Thread(target=self._run, name="prefetch", daemon=True)
-            self._threads.append(thread)
-            thread.start()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="prefetch", daemon=True)
+            self._thread.start()
 
     def wait(self, timeout: float) -> bool:
         """Wait for every list; False (and nothing to hand out) if ``timeout`` passed first."""
-        deadline = time.monotonic() + timeout
-        for thread in list(self._threads):
-            thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
                 log.warning("prefetch: lists unfinished after %.1fs; the worker lists", timeout)
                 self.drop()
                 return False
