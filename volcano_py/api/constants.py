@@ -79,6 +79,8 @@ UFM_DISCOVERER = "ufm"
 UFM_PORTS_PATH = "/ufmRest/resources/ports"
 # a UFM-built HyperNode names all the leaf switches it groups here (comma-separated)
 UFM_LEAVES_ANNOTATION = "topology.volcano-py.io/ufm-leaf-switches"
+# the condition a discovered HyperNode carries while its source last failed (kept, not deleted)
+STALE_CONDITION = "DiscoveryStale"
 # Discovery period when a discoverer's config has no "interval": one hour.
 DEFAULT_DISCOVERY_INTERVAL_SECONDS = 3600
 # Key inside the controller ConfigMap holding the discovery config YAML.

@@ -160,3 +160,37 @@ def parse_controllers_flag(value: str | Sequence[str]) -> list[str]:
     """Split ``--controllers`` values (comma-separated, repeatable) into a clean list."""
     parts = [value] if isinstance(value, str) else list(value)
     return [item.strip() for part in parts for item in part.split(",") if item.strip()]
+
+
+class ControllerSet:
+    """The enabled controllers, built (factory, then ``initialize``) once, when first asked.
+
+    The manager builds them after the scheduler's first cycle, so their imports, informers
+    and handlers' first adds do not compete with it for the GIL; ``build`` is thread-safe
+    and idempotent, so the leader's start and a standby's warm-up may both ask.
+    """
+
+    def __init__(
+        self, registry: ControllerRegistry, names: Sequence[str], options: ControllerOptions
+    ) -> None:
+        self._factories = [registry.get(name) for name in names]
+        self._options = options
+        self._built: list[Controller] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+    def built(self) -> list[Controller]:
+        """The controllers built so far (none before ``build``)."""
+        with self._lock:
+            return list(self._built)
+
+    def build(self) -> list[Controller]:
+        """Build every controller that is not built yet; return them all."""
+        with self._lock:
+            for factory in self._factories[len(self._built) :]:
+                controller = factory()
+                controller.initialize(self._options)
+                self._built.append(controller)
+            return list(self._built)

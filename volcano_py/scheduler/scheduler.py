@@ -189,13 +189,15 @@ def run_cycle(
     writer: Writer,
     notes: ChangeLog | None = None,
     node_search: NodeSearch | None = None,
+    decided: threading.Event | None = None,
 ) -> CycleResult:
     """One scheduling cycle (see the module docstring).
 
     ``notes`` remembers what was logged about each job across cycles, so a fact that holds
     for many cycles is logged once (``ChangeLog``); the cycle starts a new generation of it.
     ``node_search``: the scheduler's node-search limits and position, carried across cycles
-    (a fresh default one when None).
+    (a fresh default one when None). ``decided`` is set once the actions ran, before the
+    cycle waits for its binds.
     """
     started = time.perf_counter()
     transition_id = str(uuid.uuid4())
@@ -217,6 +219,8 @@ def run_cycle(
             )
     finally:
         close_session(ssn)
+        if decided is not None:
+            decided.set()
         errors, bind_seconds = binds.finish()
     result = CycleResult(job_fit=dict(ssn.job_fit))
     for task in ssn.binds:
@@ -341,6 +345,8 @@ class Scheduler:
         self._capacity_exported_at = float("-inf")
         # set once the first cycle has run: start-up work that can wait waits for it
         self.first_cycle = threading.Event()
+        # set once the first cycle placed what it could (its binds may be in flight)
+        self.first_decisions = threading.Event()
         self._capacity_series: set[tuple[str, str, str]] = set()
 
     @property
@@ -398,6 +404,7 @@ class Scheduler:
             self.writer,
             self.notes,
             self.node_search,
+            self.first_decisions,
         )
         fits = {uid: (f.reason, f.message) for uid, f in result.job_fit.items() if f is not None}
         self.queue_events.record(fits, self.cache.podgroup_object, self.cache.is_parked)
@@ -437,6 +444,7 @@ class Scheduler:
                 except Exception:
                     log.exception("scheduling cycle failed")
                     result = CycleResult()
+                self.first_decisions.set()
                 self.first_cycle.set()
                 self._export_capacity()
                 self._sync_queues()

@@ -41,10 +41,10 @@ from typing import Any
 from volcano_py.api.constants import (
     CLUSTER_TOP_HYPERNODE,
     NETWORK_TOPOLOGY_SOURCE_LABEL,
+    STALE_CONDITION,
     PodGroupConditionType,
     PodGroupPhase,
 )
-from volcano_py.controllers.hypernode.reconcile import STALE_CONDITION
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource

@@ -7,10 +7,13 @@ import pytest
 from volcano_py.controllers.framework import (
     ControllerOptions,
     ControllerRegistry,
+    ControllerSet,
     UnknownControllerError,
     is_enabled,
     parse_controllers_flag,
 )
+from volcano_py.kube.client import ClientConfig, KubeClient
+from volcano_py.kube.informer import SharedInformerFactory
 
 
 class Dummy:
@@ -97,3 +100,57 @@ def test_parse_controllers_flag_splits_commas_and_repeats(
     value: str | list[str], expected: list[str]
 ) -> None:
     assert parse_controllers_flag(value) == expected
+
+
+def set_options() -> ControllerOptions:
+    client = KubeClient(ClientConfig(host="https://127.0.0.1:9"))  # never contacted
+    return ControllerOptions(client=client, informers=SharedInformerFactory(client))
+
+
+def test_controller_set_builds_each_controller_once_when_first_asked() -> None:
+    made: list[str] = []
+    initialized: list[str] = []
+
+    class Counted(Dummy):
+        def initialize(self, options: ControllerOptions) -> None:
+            initialized.append(self.name)
+
+    reg = ControllerRegistry()
+    for name in ("a", "b"):
+        reg.register(name, lambda name=name: made.append(name) or Counted(name))
+    controllers = ControllerSet(reg, ["a", "b"], set_options())
+    assert made == []
+    assert controllers.built() == []
+    assert len(controllers) == 2
+    results: list[list[str]] = []
+    racers = [
+        threading.Thread(target=lambda: results.append([c.name for c in controllers.build()]))
+        for _ in range(4)
+    ]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert made == ["a", "b"]
+    assert initialized == ["a", "b"]
+    assert results == [["a", "b"]] * 4
+    assert [c.name for c in controllers.built()] == ["a", "b"]
+
+
+def test_controller_set_builds_what_failed_again_on_the_next_call() -> None:
+    attempts: list[str] = []
+
+    def flaky() -> Dummy:
+        attempts.append("b")
+        if len(attempts) == 1:
+            raise RuntimeError("import failed")
+        return Dummy("b")
+
+    reg = registry("a")
+    reg.register("b", flaky)
+    controllers = ControllerSet(reg, ["a", "b"], set_options())
+    with pytest.raises(RuntimeError):
+        controllers.build()
+    assert [c.name for c in controllers.built()] == ["a"]
+    assert [c.name for c in controllers.build()] == ["a", "b"]
+    assert attempts == ["b", "b"]

@@ -15,8 +15,7 @@ The user guide is ``docs/discovery.md``.
 
 from volcano_py.controllers.hypernode.controller import (
     HyperNodeController,
-    register,
     register_builtin_discoverers,
 )
 
-__all__ = ["HyperNodeController", "register", "register_builtin_discoverers"]
+__all__ = ["HyperNodeController", "register_builtin_discoverers"]

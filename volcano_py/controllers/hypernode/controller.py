@@ -42,7 +42,6 @@ from volcano_py.api.constants import (
 from volcano_py.api.meta import labels_of, name_of
 from volcano_py.controllers.framework import (
     ControllerOptions,
-    ControllerRegistry,
     start_and_wait_for_caches,
 )
 from volcano_py.controllers.hypernode.config import (
@@ -484,8 +483,3 @@ def _names(names: list[str]) -> str:
     shown = ", ".join(names[:_NAMES_SHOWN])
     more = len(names) - _NAMES_SHOWN
     return f" ({shown} and {more} more)" if more > 0 else f" ({shown})"
-
-
-def register(registry: ControllerRegistry) -> None:
-    """Register the ``hyperNode-controller`` factory."""
-    registry.register(HYPERNODE_CONTROLLER_NAME, HyperNodeController)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
+from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, STALE_CONDITION
 from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
 from volcano_py.controllers.hypernode.config import DEFAULT_DELETION_GRACE_SECONDS
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 
-STALE_CONDITION = "DiscoveryStale"
 REASON_SOURCE_ERROR = "SourceError"
 REASON_DELETION_LIMIT = "DeletionLimitExceeded"
 REASON_NAME_TAKEN = "HyperNodeNameTaken"

@@ -5,6 +5,6 @@
 builds the PodGroup and pods. See ``docs/vcjob.md`` for the user's view.
 """
 
-from volcano_py.controllers.job.controller import JobController, register
+from volcano_py.controllers.job.controller import JobController
 
-__all__ = ["JobController", "register"]
+__all__ = ["JobController"]

@@ -43,7 +43,6 @@ from volcano_py.api.vcjob import (
 from volcano_py.api.vcjob import JOB_CONTROLLER_NAME as NAME
 from volcano_py.controllers.framework import (
     ControllerOptions,
-    ControllerRegistry,
     start_and_wait_for_caches,
 )
 from volcano_py.controllers.job.interfaces import (
@@ -264,8 +263,3 @@ class JobController:
         unknown = (new.get("status") or {}).get("phase") == "Unknown"  # Volcano's JobUnknownEvent
         event = Event.UNKNOWN if unknown else ""
         self.queue.add(Request(f"{namespace}/{ref.get('name')}", event=event))
-
-
-def register(registry: ControllerRegistry) -> None:
-    """Register ``job-controller`` in ``registry``."""
-    registry.register(NAME, JobController)

@@ -8,6 +8,25 @@
 - ``quota.py``: a pod's quota usage as Kubernetes counts it, for ``minResources`` (pure).
 """
 
-from volcano_py.controllers.podgroup.controller import PodGroupController, register
+from __future__ import annotations
 
-__all__ = ["PodGroupController", "register"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from volcano_py.controllers.podgroup.controller import PodGroupController
+
+__all__ = ["PodGroupController"]
+
+
+def __getattr__(name: str) -> Any:
+    """``PodGroupController``, imported on first use.
+
+    Importing the package or one of its pure modules (the scheduler imports
+    ``controllers.podgroup.implicit``) does not import the controller, which a starting
+    manager builds only after the scheduler's first cycle (``volcano_py/manager.py``).
+    """
+    if name in __all__:
+        from volcano_py.controllers.podgroup import controller
+
+        return getattr(controller, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

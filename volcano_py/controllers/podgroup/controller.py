@@ -42,7 +42,6 @@ from volcano_py.api.constants import (
 from volcano_py.api.meta import annotations_of, controller_ref, name_of, namespace_of
 from volcano_py.controllers.framework import (
     ControllerOptions,
-    ControllerRegistry,
     start_and_wait_for_caches,
 )
 from volcano_py.controllers.podgroup.interfaces import (
@@ -183,8 +182,3 @@ class PodGroupController:
             self.queue.add(Request(kind, key_of(new)))
 
         return EventHandler(on_add=added, on_update=updated)
-
-
-def register(registry: ControllerRegistry) -> None:
-    """Register ``pg-controller`` in ``registry``."""
-    registry.register(PODGROUP_CONTROLLER_NAME, PodGroupController)

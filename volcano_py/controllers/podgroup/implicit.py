@@ -28,7 +28,7 @@ sees and ``--implicit-podgroups=false`` for Volcano's exact behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from volcano_py.api import constants as C
@@ -64,3 +64,16 @@ def implicit_podgroup(pod: Mapping[str, Any]) -> JSON | None:
 def is_implicit(pod: Mapping[str, Any]) -> bool:
     """Whether the scheduler runs ``pod`` as an implicit job (its schedulerName aside)."""
     return implicit_podgroup(pod) is not None
+
+
+def implicit_pod_test(scheduler_name: str, *, enabled: bool) -> Callable[[Mapping[str, Any]], bool]:
+    """The pg-controller's test: a pod of the embedded scheduler that it runs as implicit.
+
+    ``enabled``: whether that scheduler runs implicit jobs at all (it alone knows of their
+    PodGroups); when not, every pod gets its PodGroup object, as in Volcano.
+    """
+    if not enabled:
+        return lambda pod: False
+    return lambda pod: (
+        (pod.get("spec") or {}).get("schedulerName") == scheduler_name and is_implicit(pod)
+    )

@@ -6,8 +6,9 @@ import pytest
 
 from tests.unit.controllers.hypernode.hnfakes import FakeApi, exact, hypernode, node
 from volcano_py.api import resources as R
+from volcano_py.controllers.builtin import register_builtin_controllers
 from volcano_py.controllers.framework import ControllerOptions, ControllerRegistry
-from volcano_py.controllers.hypernode import HyperNodeController, register
+from volcano_py.controllers.hypernode import HyperNodeController
 from volcano_py.controllers.hypernode.config import DiscoveryConfig
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererRegistry,
@@ -98,8 +99,8 @@ def h() -> Any:
 
 def test_register_adds_the_hypernode_controller_by_its_wire_name() -> None:
     registry = ControllerRegistry()
-    register(registry)
-    assert registry.names() == ["hyperNode-controller"]
+    register_builtin_controllers(registry)
+    assert "hyperNode-controller" in registry.names()
     assert registry.get("hyperNode-controller")().name == "hyperNode-controller"
 
 
@@ -224,6 +225,7 @@ def test_the_managers_readyz_detail_carries_the_controllers_lines(h: Harness) ->
     from volcano_py.manager import Manager
 
     h.controller.config_changes["static"] = "discovery source 'static': configuration change"
-    process = SimpleNamespace(controllers=[object(), h.controller], scheduler=None)
+    built = [object(), h.controller]
+    process = SimpleNamespace(controllers=SimpleNamespace(built=lambda: built), scheduler=None)
     lines = Manager.readiness_detail(process)  # type: ignore[arg-type]
     assert lines == ["hypernode discovery: discovery source 'static': configuration change"]
