@@ -109,6 +109,10 @@ def test_the_leader_builds_its_controllers_after_the_first_cycle_decided_and_run
         assert all(at_build), at_build
         running = {t.name for t in threading.enumerate()}
         assert {f"controller:{name}" for name in CONTROLLERS} <= running
+        # the controllers' informers started once each, though four threads asked at once
+        reflectors = [t.name for t in threading.enumerate() if t.name.startswith("informer:")]
+        reflectors = [n for n in reflectors if ":handler-" not in n]
+        assert sorted(reflectors) == sorted(set(reflectors)), reflectors
     finally:
         manager.stop()
     assert not fatal, fatal

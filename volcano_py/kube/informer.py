@@ -202,6 +202,7 @@ class Informer:
         self._stop = threading.Event()
         self._stream: WatchStream | None = None
         self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
         # a list fetched before this informer existed (``kube.prefetch``): used once, instead
         # of the first LIST; the watch resumes from its resourceVersion like after any list
         self._first_list = first_list
@@ -241,11 +242,12 @@ class Informer:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> threading.Thread:
-        """Run the informer on its own thread (``informer:<plural>``)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self.run, name=self.name, daemon=True)
-            self._thread.start()
-        return self._thread
+        """Run the informer on its own thread (``informer:<plural>``); once, whoever calls."""
+        with self._start_lock:  # controllers start the shared factory from their threads
+            if self._thread is None:
+                self._thread = threading.Thread(target=self.run, name=self.name, daemon=True)
+                self._thread.start()
+            return self._thread
 
     def stop(self) -> None:
         """Stop watching and stop the handler threads."""

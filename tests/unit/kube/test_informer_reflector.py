@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
 from typing import Any
+
+import pytest
 
 from volcano_py.api import resources as R
 from volcano_py.kube.errors import ConnectionFailed
@@ -165,3 +168,39 @@ def test_reflector_delete_of_unknown_object_is_still_delivered() -> None:
         expect=1,
     )
     assert seen == [("delete", "ghost")]
+
+
+def test_an_informer_started_by_many_threads_at_once_runs_one_reflector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The manager's controllers and its settle step all call the factory's start at once."""
+    started: list[str] = []
+    release = threading.Event()
+
+    def reflect(self: Informer) -> None:
+        started.append(self.name)
+        release.wait(5)
+
+    monkeypatch.setattr(Informer, "run", reflect)
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for _ in range(50):
+            client = ScriptedClient([], [], threading.Event())
+            informer = Informer(client, R.CONFIGMAPS)  # type: ignore[arg-type]
+            gate = threading.Barrier(8)
+
+            def start(informer: Informer = informer, gate: threading.Barrier = gate) -> None:
+                gate.wait()
+                informer.start()
+
+            callers = [threading.Thread(target=start) for _ in range(8)]
+            for caller in callers:
+                caller.start()
+            for caller in callers:
+                caller.join()
+        time.sleep(0.3)  # every reflector thread started has recorded itself
+    finally:
+        sys.setswitchinterval(previous)
+        release.set()
+    assert len(started) == 50, f"{len(started) - 50} extra reflector threads"
