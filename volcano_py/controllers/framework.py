@@ -5,7 +5,8 @@ shared informers (registering handlers, creating its workqueue) without doing an
 own, and a ``run(stop)`` that blocks, running workers until ``stop`` is set. The manager
 builds one ``ControllerRegistry``, fills it with ``register_builtin_controllers`` (explicitly,
 not by import side effects), picks the enabled names with Volcano's ``--controllers``
-semantics and starts each controller on its own thread.
+semantics, builds them through a ``ControllerSet`` once the scheduler's first cycle has
+decided, and starts each controller on its own thread.
 
 ``--controllers`` semantics (as Volcano's): a list of names; ``name`` enables that
 controller, ``-name`` disables it, ``*`` enables every controller not explicitly disabled.
