@@ -179,9 +179,6 @@ class ControllerSet:
         self._built: list[Controller] = []
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._factories)
-
     def built(self) -> list[Controller]:
         """The controllers built so far (none before ``build``)."""
         with self._lock:
