@@ -17,7 +17,6 @@ Where the C library has no ``malloc_trim`` (musl, macOS) only the collection run
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import logging
 import threading
@@ -31,11 +30,11 @@ DEFAULT_PERIOD_S = 30.0
 
 
 def _malloc_trim() -> Callable[[], object] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    # The symbols already loaded into the process (the C library among them), looked up
+    # without ``ctypes.util.find_library``: that runs ``ldconfig -p`` in a child process,
+    # ~10 ms of the worker's start-up before its first bind.
     try:
-        trim = ctypes.CDLL(name).malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
     trim.argtypes = [ctypes.c_size_t]
