@@ -38,6 +38,7 @@ from volcano_py.kube.errors import (
     error_for,
 )
 from volcano_py.kube.ratelimit import BucketRateLimiter
+from volcano_py.kube.slimjson import Decode
 from volcano_py.kube.transport import Stream, Transport
 
 JSON = dict[str, Any]
@@ -72,12 +73,13 @@ def resource_path(
 class WatchStream:
     """An open watch: iterate for ``(type, object)``; ``close()`` from any thread."""
 
-    def __init__(self, stream: Stream) -> None:
+    def __init__(self, stream: Stream, decode: Decode = orjson.loads) -> None:
         self._stream = stream
+        self._decode = decode
         self._closed = False
 
     def __iter__(self) -> Iterator[tuple[str, JSON]]:
-        loads = orjson.loads
+        loads = self._decode
         pending = b""
         try:
             for chunk in self._stream:
@@ -190,11 +192,13 @@ class KubeClient:
         content_type: str = "application/json",
         timeout: float | None = None,
         retry_throttled: bool = True,
+        decode: Decode = orjson.loads,
     ) -> JSON:
         """Send one request and return the decoded JSON answer (``{}`` when empty).
 
         A 429 is retried (after its ``Retry-After``) unless ``retry_throttled`` is False: an
-        eviction refused by a PodDisruptionBudget is an answer, not throttling.
+        eviction refused by a PodDisruptionBudget is an answer, not throttling. ``decode``
+        decodes a successful answer (``kube/slimjson.py``: without managedFields).
         """
         before_send: Callable[[], None] | None = None
         gate = self._write_gate
@@ -219,7 +223,8 @@ class KubeClient:
             except (OSError, ValueError) as e:
                 raise ConnectionFailed(f"{method} {path}: {e}") from e
             if status < 300:
-                return orjson.loads(answer) if answer else {}
+                result: JSON = decode(answer) if answer else {}
+                return result
             error = _decode_error(status, answer)
             if (
                 retry_throttled
@@ -253,8 +258,9 @@ class KubeClient:
         limit: int | None = None,
         continue_token: str | None = None,
         resource_version: str | None = None,
+        decode: Decode = orjson.loads,
     ) -> JSON:
-        """LIST one page of a collection (the raw ``*List`` object)."""
+        """LIST one page of a collection (the raw ``*List`` object), decoded by ``decode``."""
         query = {
             "labelSelector": label_selector,
             "fieldSelector": field_selector,
@@ -262,7 +268,7 @@ class KubeClient:
             "continue": continue_token,
             "resourceVersion": resource_version,
         }
-        return self.request("GET", resource_path(resource, namespace), query=query)
+        return self.request("GET", resource_path(resource, namespace), query=query, decode=decode)
 
     def list_all(
         self,
@@ -346,8 +352,9 @@ class KubeClient:
         field_selector: str | None = None,
         timeout_seconds: int = 300,
         allow_bookmarks: bool = True,
+        decode: Decode = orjson.loads,
     ) -> WatchStream:
-        """Open a watch; raises ``ApiError`` if the server refuses it outright."""
+        """Open a watch (events decoded by ``decode``); ``ApiError`` if the server refuses it."""
         query = {
             "watch": True,
             "resourceVersion": resource_version,
@@ -371,7 +378,7 @@ class KubeClient:
                 data = b""
             stream.close()
             raise _decode_error(stream.status, data)
-        return WatchStream(stream)
+        return WatchStream(stream, decode)
 
     def close(self) -> None:
         """Drop pooled connections."""
@@ -409,6 +416,7 @@ def list_pages(
     *,
     label_selector: str | None = None,
     field_selector: str | None = None,
+    decode: Decode = orjson.loads,
 ) -> Iterator[JSON]:
     """Each page of a collection (``LIST_PAGE`` objects), following ``continue`` tokens."""
     token: str | None = None
@@ -420,6 +428,7 @@ def list_pages(
             field_selector=field_selector,
             limit=LIST_PAGE,
             continue_token=token,
+            decode=decode,
         )
         yield page
         token = (page.get("metadata") or {}).get("continue")

@@ -18,7 +18,8 @@ Contract (what controllers, the scheduler cache and the webhook may rely on):
   ``has_synced`` once it has processed the adds of that first list.
 - Objects are stored as the server sent them, minus what the resource's transform drops
   (``volcano_py.kube.transforms``: managedFields everywhere, unread bulk of Pods and Nodes),
-  and are never mutated afterwards: treat them as read-only.
+  and are never mutated afterwards: treat them as read-only. Pods' and Nodes' managedFields
+  are cut out of the bytes before decoding (``volcano_py.kube.slimjson``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient, WatchStream, list_pages
 from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
 from volcano_py.kube.retry import Backoff
+from volcano_py.kube.slimjson import decoder_for
 from volcano_py.kube.store import NAMESPACE_INDEX, IndexFunc, Store, key_of, namespace_index
 from volcano_py.kube.transforms import Transform, default_transform
 
@@ -160,7 +162,12 @@ def list_objects(
     items: dict[str, JSON] = {}
     meta: JSON = {}
     pages = list_pages(
-        client, resource, namespace, label_selector=label_selector, field_selector=field_selector
+        client,
+        resource,
+        namespace,
+        label_selector=label_selector,
+        field_selector=field_selector,
+        decode=decoder_for(resource),
     )
     for page in pages:
         for obj in page.get("items") or []:
@@ -346,6 +353,7 @@ class Informer:
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             timeout_seconds=random.randint(low, high),
+            decode=decoder_for(self.resource),
         )
         self._stream = stream
         if self._stop.is_set():
