@@ -24,6 +24,10 @@ itself is renewed, the new CA is *added* to the caBundle (old + new) before the 
 certificate signed by it is put in place.
 
 ``python -m webhooks.certs --out certs/`` fills a folder for local runs (``make certs``).
+
+Only issuing imports ``cryptography`` (``certissue.py``, on first use); the expiry checks read
+the dates from the certificates' DER (``certdates.py``), so a start that finds current
+certificates does not import it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime as dt
-import ipaddress
 import logging
 import os
 import sys
@@ -41,14 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import Conflict, NotFound
+from webhooks import certdates
 
 log = logging.getLogger(__name__)
 
@@ -82,49 +81,11 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _key() -> ec.EllipticCurvePrivateKey:
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
 def generate_ca(common_name: str = "volcano-py-webhook-ca", days: int = CA_DAYS) -> CertBundle:
     """A self-signed CA (``cert``/``key`` empty in the result)."""
-    key = _key()
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = _now()
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    return CertBundle(cert.public_bytes(serialization.Encoding.PEM), b"", b"", _pem_key(key))
+    from webhooks import certissue  # cryptography, imported to issue only (certdates.py)
+
+    return certissue.generate_ca(common_name, days)
 
 
 def issue_serving(
@@ -136,29 +97,9 @@ def issue_serving(
     not_after: dt.datetime | None = None,
 ) -> CertBundle:
     """A serving certificate for ``names`` and ``ips`` signed by ``ca`` (which needs its key)."""
-    ca_cert = x509.load_pem_x509_certificates(ca.ca_cert)[0]
-    ca_key = serialization.load_pem_private_key(ca.ca_key, password=None)
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
-    key = _key()
-    now = _now()
-    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(not_after or now + dt.timedelta(days=days))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return CertBundle(
-        ca.ca_cert, cert.public_bytes(serialization.Encoding.PEM), _pem_key(key), ca.ca_key
-    )
+    from webhooks import certissue
+
+    return certissue.issue_serving(ca, names, ips, days, not_after=not_after)
 
 
 def generate(
@@ -174,21 +115,20 @@ def generate(
 
 def not_after(pem: bytes) -> dt.datetime:
     """The expiry of the first certificate in ``pem``."""
-    return x509.load_pem_x509_certificates(pem)[0].not_valid_after_utc
+    return certdates.validity(pem)[1]
 
 
 def due_for_renewal(bundle: CertBundle, now: dt.datetime | None = None) -> bool:
     """True when the serving certificate has less than a third of its life left."""
     now = now or _now()
-    cert = x509.load_pem_x509_certificate(bundle.cert)
-    life = cert.not_valid_after_utc - cert.not_valid_before_utc
-    return cert.not_valid_after_utc - now < life / 3
+    not_before, expiry = certdates.validity(bundle.cert)
+    return expiry - now < (expiry - not_before) / 3
 
 
 def ca_due_for_renewal(bundle: CertBundle, now: dt.datetime | None = None) -> bool:
     """True when the newest CA expires within a year."""
     now = now or _now()
-    newest = max(c.not_valid_after_utc for c in x509.load_pem_x509_certificates(bundle.ca_cert))
+    newest = max(expiry for _, expiry in certdates.validities(bundle.ca_cert))
     return newest - now < dt.timedelta(days=365)
 
 
