@@ -4,6 +4,14 @@ Built from a cached Pod dict without copying it: the task keeps a reference to t
 informer object for the predicates and the binder. ``template`` is a digest of everything a
 static predicate or a node-local score depends on (requests, nodeSelector, affinity,
 tolerations), so identical pods of a gang share predicate results (see ``framework.session``).
+
+The pods of one workload share their spec's subtrees (the Pod transform keeps one object
+per distinct ``containers`` list, ``tolerations``, ...: ``kube/transforms.py``), so a task's
+request and template are computed once per set of those subtrees (``request_and_template``):
+keyed by the subtrees' identities, each entry holds the subtrees themselves (an ``id`` is
+unique only while its object lives) and is used only when they are the very same objects.
+2,000 gang pods then cost one request parse instead of 2,000 when the scheduler's cache
+fills at start-up, and a pod's status update none.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
+from volcano_py.kube.memo import GenerationMemo
 from volcano_py.scheduler.api.resource import Resource
 
 JSON = dict[str, Any]
@@ -121,6 +130,33 @@ def template_key(pod: JSON, request: Resource) -> str:
     ).decode()
 
 
+# what ``pod_request`` and ``template_key`` read of a pod's spec
+_TEMPLATE_PARTS = (
+    "containers",
+    "initContainers",
+    "overhead",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+)
+_Parts = tuple[Any, ...]
+_BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, Resource, str]] = GenerationMemo(4096)
+
+
+def request_and_template(pod: JSON) -> tuple[Resource, str]:
+    """``pod_request`` and ``template_key`` of ``pod`` (see the module docstring)."""
+    spec = pod.get("spec") or {}
+    parts = tuple(spec.get(name) for name in _TEMPLATE_PARTS)
+    key = tuple(map(id, parts))
+    known = _BY_PARTS.get(key)
+    if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
+        return known[1], known[2]
+    request = pod_request(pod)
+    template = template_key(pod, request)
+    _BY_PARTS.put(key, (parts, request, template))
+    return request, template
+
+
 class TaskInfo:
     """One pod as a schedulable (or placed) task."""
 
@@ -148,12 +184,11 @@ class TaskInfo:
         self.key = f"{self.namespace}/{self.name}"
         group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
         self.job = f"{self.namespace}/{group}" if group else ""
-        self.resreq = pod_request(pod)
+        self.resreq, self.template = request_and_template(pod)
         self.node_name: str = spec.get("nodeName") or ""
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)
         self.creation: str = meta.get("creationTimestamp") or ""
-        self.template = template_key(pod, self.resreq)
 
     def clone(self) -> TaskInfo:
         """A copy sharing the pod and the request (both read-only)."""

@@ -1,0 +1,64 @@
+"""A task's request and template: computed once per set of shared spec subtrees, never stale."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from volcano_py.kube.transforms import SubtreeSharer, slim_pod
+from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.task_info import TaskInfo, pod_request, template_key
+
+JSON = dict[str, Any]
+
+
+def pod(name: str, cpu: str, *, gpu: str | None = None, toleration: str = "a") -> JSON:
+    requests = {"cpu": cpu, **({"nvidia.com/gpu": gpu} if gpu else {})}
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": name},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}],
+            "tolerations": [{"key": toleration, "operator": "Exists"}],
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def assert_fresh(task: TaskInfo) -> None:
+    """The task's request and template are what the pod itself says."""
+    assert dict(task.resreq.items()) == dict(pod_request(task.pod).items())
+    assert task.template == template_key(task.pod, pod_request(task.pod))
+
+
+def test_pods_sharing_their_subtrees_share_one_request() -> None:
+    sharer = SubtreeSharer()
+    pods = [slim_pod(pod(f"p{i}", "2", gpu="1"), sharer) for i in range(50)]
+    tasks = [TaskInfo(p) for p in pods]
+    assert all(t.resreq is tasks[0].resreq for t in tasks)  # computed once
+    assert all(t.template == tasks[0].template for t in tasks)
+    for task in tasks:
+        assert_fresh(task)
+    assert tasks[0].resreq == Resource.from_list({"cpu": "2", "nvidia.com/gpu": "1"}, "test")
+
+
+def test_equal_content_in_other_objects_and_one_different_part_are_their_own_entries() -> None:
+    sharer = SubtreeSharer()
+    first = TaskInfo(slim_pod(pod("a", "1"), sharer))
+    other_objects = TaskInfo(pod("b", "1"))  # not transformed: its own subtrees
+    same_containers = slim_pod(pod("c", "1", toleration="b"), sharer)  # shares containers only
+    assert same_containers["spec"]["containers"] is first.pod["spec"]["containers"]
+    tolerating = TaskInfo(same_containers)
+    for task in (first, other_objects, tolerating):
+        assert_fresh(task)
+    assert tolerating.template != first.template
+    assert other_objects.template == first.template
+
+
+def test_a_dropped_pods_subtrees_are_never_mistaken_for_a_new_pods() -> None:
+    # an id is reused once its object is freed; the memo holds its keys' objects, so a new
+    # pod's fresh subtrees can never match an entry of an old pod's
+    for i in range(3000):
+        cpu = str(1 + i % 7)
+        task = TaskInfo(copy.deepcopy(pod(f"p{i}", cpu, gpu=str(i % 3) if i % 2 else None)))
+        assert_fresh(task)
+        del task
