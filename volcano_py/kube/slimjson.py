@@ -62,16 +62,22 @@ def without_managed_fields(raw: bytes) -> bytes:
 
 
 def _array_end(raw: bytes, first: int) -> int:
-    """The index of the ``]`` that closes the array whose items begin at ``first``, or -1."""
-    scan = first
+    """The index of the ``]`` that closes the array whose items begin at ``first``, or -1.
+
+    Each stretch between two ``]`` is counted once (a pod can carry thousands of ``]`` in
+    its field keys: env var names). No escaped quote or backslash spans a ``]`` (both are
+    a backslash and the character right after it), so the stretches' counts add up.
+    """
+    quotes = 0
+    start = first
     while True:
-        close = raw.find(b"]", scan)
-        if close < 0 or raw.find(_ESCAPED_BACKSLASH, first, close) >= 0:
+        close = raw.find(b"]", start)
+        if close < 0 or raw.find(_ESCAPED_BACKSLASH, start, close) >= 0:
             return -1
-        quotes = raw.count(b'"', first, close) - raw.count(_ESCAPED_QUOTE, first, close)
+        quotes += raw.count(b'"', start, close) - raw.count(_ESCAPED_QUOTE, start, close)
         if quotes % 2 == 0:
             return close
-        scan = close + 1  # that one was inside a string
+        start = close + 1  # that one was inside a string
 
 
 def loads_without_managed_fields(raw: bytes) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import orjson
@@ -150,3 +151,16 @@ def test_only_pods_and_nodes_are_decoded_without_managed_fields() -> None:
     # a custom resource may declare a field of that name anywhere: decoded whole
     group = {"metadata": {"name": "pg"}, "spec": {"x": 1, "managedFields": [{"a": "b"}]}}
     assert decoder_for(PODGROUPS)(orjson.dumps(group)) == group
+
+
+def test_thousands_of_brackets_inside_field_keys_cost_one_pass() -> None:
+    # env var names may hold "]" (Kubernetes 1.32+ accepts any printable name): a hostile
+    # pod's managedFields can carry thousands of them, each a candidate end of the array.
+    # Counting from the array's start for every candidate took 35 s here; one pass 0.03 s.
+    env = {f'k:{{"name":"v{i}]"}}': {".": {}} for i in range(30_000)}
+    doc = {"items": [pod("hostile", [entry("m", {"f:spec": {"f:env": env}})]), pod("b", [])]}
+    raw = orjson.dumps(doc)
+    started = time.perf_counter()
+    decoded = loads_without_managed_fields(raw)
+    assert time.perf_counter() - started < 5.0  # a guard against the quadratic scan, not a figure
+    assert decoded == expected(doc)
