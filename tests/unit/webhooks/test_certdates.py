@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import subprocess
 import sys
@@ -9,40 +10,16 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
 
 from volcano_py.certkeeper import CertKeeper
 from webhooks import certdates, certs
 
+CA = certs.generate_ca("certdates-test-ca", days=1)
 
-def self_signed(not_before: dt.datetime, not_after: dt.datetime, *, rsa_key: bool = False) -> bytes:
-    """A minimal certificate with these dates (an RSA key makes the fields longer)."""
-    key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey = (
-        rsa.generate_private_key(65537, 2048)
-        if rsa_key
-        else ec.generate_private_key(ec.SECP256R1())
-    )
-    # an issuer over 127 bytes: its length is in DER's long form, as the certificate's is
-    name = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COMMON_NAME, "c" * 64),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "o" * 64),
-            x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "u" * 64),
-        ]
-    )
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM)
+
+def issued(not_after: dt.datetime) -> bytes:
+    """A serving certificate from the product's own issuer, expiring at ``not_after``."""
+    return certs.issue_serving(CA, ["certdates.test"], not_after=not_after).cert
 
 
 def expected(pem: bytes) -> list[certdates.Validity]:
@@ -61,24 +38,32 @@ def test_the_product_bundles_read_as_cryptography_reads_them() -> None:
 
 
 @pytest.mark.parametrize(
-    ("before", "after"),
-    [
-        ((1950, 1, 1), (2049, 12, 31)),  # UTCTime at both ends of its range
-        ((2026, 11, 26), (2050, 1, 1)),  # GeneralizedTime from 2050 on
-        ((2049, 12, 31), (9999, 12, 31)),  # UTCTime, then RFC 5280's "no end" date
-    ],
+    "after",
+    [(2049, 12, 31), (2050, 1, 1), (9999, 12, 31)],  # UTCTime's last year, GeneralizedTime's
 )
-def test_utc_and_generalized_times(before: tuple[int, ...], after: tuple[int, ...]) -> None:
-    start = dt.datetime(*before, 12, 30, 45, tzinfo=dt.UTC)
+def test_utc_and_generalized_times(after: tuple[int, ...]) -> None:
     end = dt.datetime(*after, 23, 59, 59, tzinfo=dt.UTC)
-    pem = self_signed(start, end)
-    assert certdates.validity(pem) == (start, end) == expected(pem)[0]
+    pem = issued(end)
+    der = base64.b64decode(b"".join(pem.strip().splitlines()[1:-1]))
+    assert der[1] == 0x82  # the certificate's length in DER's long form (two bytes)
+    assert certdates.validity(pem)[1] == end
+    assert certdates.validity(pem) == expected(pem)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "year"),
+    [(b"500101123045Z", 1950), (b"491231235959Z", 2049)],  # UTCTime's first and last year
+)
+def test_utc_time_years_wrap_at_1950(text: bytes, year: int) -> None:
+    when, end = certdates._time(bytes([0x17, len(text)]) + text, 0)
+    assert (when.year, end) == (year, 2 + len(text))
+    assert when.tzinfo is dt.UTC
 
 
 def test_a_bundle_of_several_certificates_in_order_and_text_around_them() -> None:
-    now = dt.datetime(2026, 11, 26, tzinfo=dt.UTC)
-    first = self_signed(now, now + dt.timedelta(days=1), rsa_key=True)
-    second = self_signed(now, now + dt.timedelta(days=2))
+    now = dt.datetime.now(dt.UTC)
+    first = issued(now + dt.timedelta(days=1))
+    second = issued(now + dt.timedelta(days=2))
     pem = b"# comment\n" + first + b"\nanything\n" + second
     assert certdates.validities(pem) == expected(first) + expected(second)
 
