@@ -33,6 +33,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -107,6 +108,7 @@ class SchedulerCache:
         self._podgroups: dict[str, JSON] = {}
         self._assumed: dict[str, str] = {}
         self._job_versions: dict[str, int] = {}
+        self._versions = itertools.count(1)  # job versions (_touch)
         self._settled: set[str] = set()
         # jobs that could not be placed, left out until something frees capacity (they are
         # in ``_settled`` too)
@@ -177,14 +179,17 @@ class SchedulerCache:
     # -- jobs' change counters ----------------------------------------------------------------
 
     def _touch(self, job: str) -> None:
-        """Something of ``job`` changed: bump its counter, unsettle it.
+        """Something of ``job`` changed: give it a new version, unsettle it.
 
-        A job with neither a PodGroup nor tasks left keeps no counter (a pod deleted after its
-        PodGroup must not leave one behind for ever).
+        Versions come from one counter for the whole cache, so a job deleted and created
+        again never repeats a version a cycle saw before (per-job counts restarted at 0 and
+        let such a job be settled by the cycle that saw its predecessor). A job with neither
+        a PodGroup nor tasks left keeps no version (a pod deleted after its PodGroup must
+        not leave one behind for ever).
         """
         self._parked.discard(job)
         if job in self._podgroups or job in self._job_tasks:
-            self._job_versions[job] = self._job_versions.get(job, 0) + 1
+            self._job_versions[job] = next(self._versions)
         else:
             self._job_versions.pop(job, None)
         self._settled.discard(job)

@@ -202,6 +202,24 @@ def test_job_changed_during_a_cycle_is_not_settled_by_it() -> None:
     assert not cache.is_settled("default/job")
 
 
+def test_job_deleted_and_recreated_during_a_cycle_is_not_settled_by_it() -> None:
+    # The cycle saw a placed, running job; while it ran, the job was deleted (its counter
+    # dropped with it) and created again with a pending pod, as many changes as before.
+    running = [
+        podgroup("job", 1, phase="Running"),
+        pod("job-0", "job", {GPU: 1}, node_name="gpu-0", phase="Running"),
+    ]
+    cache = _cache(*gpu_cluster(), *running)
+    snapshot = cache.snapshot(active_only=True)
+    cache.delete_pod(running[1])
+    cache.delete_podgroup(running[0])
+    cache.update_podgroup(podgroup("job", 1))
+    cache.update_pod(pod("job-0", "job", {GPU: 1}))
+    cache.settle(snapshot.job_versions)
+    assert not cache.is_settled("default/job")  # its pending pod is looked at next cycle
+    assert "default/job" in cache.snapshot(active_only=True).jobs
+
+
 def test_pending_and_inqueue_jobs_never_settle() -> None:
     objects = [
         podgroup("waits-for-pods", 1, phase="Inqueue", min_resources={"cpu": 2}),
