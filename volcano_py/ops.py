@@ -15,6 +15,7 @@ says.
 from __future__ import annotations
 
 import logging
+import socketserver
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,22 @@ Route = Callable[[Mapping[str, str]], Reply]
 """A read-only page: the request headers (lower-case names) in, a ``Reply`` out."""
 
 
+class _OpsHTTPServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` that binds without resolving its own name.
+
+    The standard library's ``HTTPServer.server_bind`` sets ``server_name`` from
+    ``socket.getfqdn(host)``: a reverse DNS lookup of the pod's host name on every start
+    (7 ms here; as long as the resolver's timeout where DNS is slow or broken), before the
+    probes can answer. Nothing here reads ``server_name``; it is the bound host as given.
+    """
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+
 class OpsServer:
     """Serves health, readiness and metrics. See the module docstring."""
 
@@ -72,7 +89,7 @@ class OpsServer:
             def log_message(self, format: str, *args: object) -> None:
                 log.debug("ops %s", format % args)
 
-        self._http = ThreadingHTTPServer((host, port), Handler)
+        self._http = _OpsHTTPServer((host, port), Handler)
         self._http.daemon_threads = True
         self._thread: threading.Thread | None = None
 

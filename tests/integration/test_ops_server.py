@@ -63,3 +63,22 @@ def test_ops_readyz_lists_detail_lines_when_ready() -> None:
         assert get(ops, "/healthz") == (200, "ok\n")
     finally:
         ops.stop()
+
+
+def test_ops_server_starts_without_resolving_its_host_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the standard library's HTTPServer looks its host name up in DNS (socket.getfqdn) when
+    # it binds: where the resolver hangs, so would the start, before any probe answers
+    import socket
+
+    def no_dns(*args: object) -> str:
+        raise AssertionError("the ops server asked DNS for its own name")
+
+    monkeypatch.setattr(socket, "getfqdn", no_dns)
+    ops = OpsServer("127.0.0.1", 0, healthy=list, ready=list)
+    ops.start()
+    try:
+        assert get(ops, "/healthz") == (200, "ok\n")
+    finally:
+        ops.stop()
