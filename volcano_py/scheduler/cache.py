@@ -21,7 +21,9 @@ Contract:
   or one of its tasks changes, which bumps the job's change counter and unsettles it). So a
   cycle costs O(jobs that need attention), not O(every PodGroup in the cluster): with 4,000
   running gangs the scheduler was rebuilding and re-checking all of them twice a second. A
-  job touched while a cycle ran is not settled (its counter moved since the snapshot).
+  job touched while a cycle ran is not settled (its counter moved since the snapshot), nor
+  is one deleted and created again meanwhile (the counter is one for the whole cache, so a
+  new job never repeats a version its predecessor had).
   Running jobs' tasks still count on their nodes, which is all other jobs need of them.
 - **Implicit jobs** (``implicit_jobs.py``, with a classifier): a bare pod of ours whose
   PodGroup would be a plain gang of one is a job whose PodGroup exists only here.
