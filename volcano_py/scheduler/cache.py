@@ -181,13 +181,10 @@ class SchedulerCache:
     # -- jobs' change counters ----------------------------------------------------------------
 
     def _touch(self, job: str) -> None:
-        """Something of ``job`` changed: give it a new version, unsettle it.
+        """Something of ``job`` changed: give it a new version (see the contract), unsettle it.
 
-        Versions come from one counter for the whole cache, so a job deleted and created
-        again never repeats a version a cycle saw before (per-job counts restarted at 0 and
-        let such a job be settled by the cycle that saw its predecessor). A job with neither
-        a PodGroup nor tasks left keeps no version (a pod deleted after its PodGroup must
-        not leave one behind for ever).
+        A job with neither a PodGroup nor tasks left keeps no version (a pod deleted after its
+        PodGroup must not leave one behind for ever).
         """
         self._parked.discard(job)
         if job in self._podgroups or job in self._job_tasks:
