@@ -13,8 +13,6 @@ positive, grouped below; anything else vulture reports is dead code to delete.
 _.do_GET
 _.log_message
 _.daemon_threads
-_.server_name  # HTTPServer's attributes, set by our server_bind as the stdlib's does
-_.server_port
 _.close_connection
 protocol_version
 url_map_class

@@ -53,14 +53,12 @@ class _OpsHTTPServer(ThreadingHTTPServer):
     The standard library's ``HTTPServer.server_bind`` sets ``server_name`` from
     ``socket.getfqdn(host)``: a reverse DNS lookup of the pod's host name on every start
     (7 ms here; as long as the resolver's timeout where DNS is slow or broken), before the
-    probes can answer. Nothing here reads ``server_name``; it is the bound host as given.
+    probes can answer. Nothing here reads the ``server_name``/``server_port`` it sets, so
+    this binds as ``TCPServer`` does and sets neither.
     """
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
 
 
 class OpsServer:
