@@ -61,11 +61,10 @@ from bench.bench_scheduler import gang, synthetic_cluster
 from devcluster import kwok
 from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane, free_port
-from devcluster.manager import start_manager, stop_manager
+from devcluster.manager import manager_certs, start_manager, stop_manager
 from devcluster.nodes import wait_nodes_up
 from devcluster.provision import ensure_kube_scheduler
 from volcano_py.api import resources as R
-from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import SharedInformerFactory
 
@@ -209,7 +208,7 @@ def run_volcano(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> 
     exists before the pod starts: issuing it in this process (and importing cryptography
     for that, the first time) would delay the manager's process start, not the manager.
     """
-    CertKeeper(work / "certs").sync()  # the folder start_manager uses
+    manager_certs(work)
 
     def start() -> Callable[[], None]:
         box: dict[str, Any] = {}

@@ -100,18 +100,27 @@ def uninstall_webhook(client: KubeClient, name: str) -> None:
             client.delete(resource, name)
 
 
+def manager_certs(work: Path) -> Path:
+    """The manager's certificate folder under ``work``, issued (or kept) now; its path.
+
+    ``start_manager`` calls it; a caller that times the process start calls it first.
+    """
+    cert_dir = work / "certs"
+    CertKeeper(cert_dir).sync()
+    return cert_dir
+
+
 def start_manager(
     cp: ControlPlane, work: Path, *extra: str, webhook_port: int | None = None
 ) -> ManagerProcess:
     """Start ``volcano-py manager`` against ``cp`` (``extra``: more flags); return once ready.
 
-    Certificates are generated under ``work/certs``, the log goes to ``work``; the webhook
+    Certificates are in ``work/certs`` (``manager_certs``), the log goes to ``work``; the webhook
     port is ``webhook_port`` or a free one, the ops port always a free one.
     """
     webhook_port = webhook_port or free_port()
     metrics_port = free_port()
-    cert_dir = work / "certs"
-    CertKeeper(cert_dir).sync()
+    cert_dir = manager_certs(work)
     log_path = work / f"manager-{metrics_port}.log"
     argv = [
         sys.executable,
