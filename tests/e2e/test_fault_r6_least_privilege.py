@@ -22,7 +22,14 @@ import yaml
 
 from devcluster.harness import ControlPlane, free_port
 from tests.builders import deployment_body, pod_body, regex
-from tests.e2e.conftest import ROOT, ManagerProcess, install_webhook, start_manager, stop_manager
+from tests.e2e.conftest import (
+    ROOT,
+    ManagerProcess,
+    install_webhook,
+    manager_certs,
+    start_manager,
+    stop_manager,
+)
 from tests.e2e.faults import (
     RACK,
     SYSTEM_NS,
@@ -34,7 +41,6 @@ from tests.e2e.faults import (
 )
 from volcano_py.api import resources as R
 from volcano_py.api.resources import APIResource
-from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import ApiError, Forbidden
@@ -117,8 +123,7 @@ def manager(
     # the configuration exists (as `kubectl apply -k manifests/` makes it) with a stale CA;
     # the manager must patch its own CA in with its own permissions
     port = free_port()
-    CertKeeper(work / "certs").sync()
-    install_webhook(admin, work / "certs", port, WEBHOOK_CONFIGURATION)
+    install_webhook(admin, manager_certs(work), port, WEBHOOK_CONFIGURATION)
     process = start_manager(
         plane,
         work,
