@@ -15,7 +15,7 @@ with its product defaults. Measured from this process, by a pod watch, from the 
 Each figure is the median of ``BENCH_P13_PROBES`` (3) probe gangs created one after the other.
 Goal (issue 30, P13): <= 0.3 s right after the burst and in steady state. Issue 30 measured
 10.5 s after the burst and 0.83 s steady (0.25 s idle) before waiting gangs were parked
-(``volcano_py/scheduler/parking.py``).
+(``volcano_py/scheduler/cache/parking.py``).
 """
 
 from __future__ import annotations

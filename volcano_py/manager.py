@@ -63,9 +63,8 @@ from volcano_py.kube.workqueue import set_default_metrics
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
 from volcano_py.scheduler.api.node_search import NodeSearch
-from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.cache import Classifier, SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
-from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView

@@ -4,7 +4,9 @@ A tour, in the order data flows:
 
 - ``cache.SchedulerCache`` — fed by the shared informers (Nodes, Pods, PodGroups, Queues,
   HyperNodes), incremental; ``snapshot()`` is cheap (copy-on-write nodes) and returns an
-  ``api.snapshot.Snapshot``.
+  ``api.snapshot.Snapshot``. A package of parts that own their state (nodes, jobs and
+  implicit jobs, parking, snapshot); it only *reports* cluster events to parking, and the
+  checks declare which events un-park a job (``api/wake_hints.py``).
 - ``api/`` — ``Resource`` (integer vectors), ``TaskInfo``, ``JobInfo``, ``SubJobInfo``,
   ``NodeInfo``, ``QueueInfo``, ``HyperNodeInfo`` and the ``HyperNodeTree`` with its virtual
   ``<cluster-top-hypernode>``, and the ``Snapshot`` a session opens on.
@@ -13,7 +15,7 @@ A tour, in the order data flows:
 
   - ``interface`` — the ``Plugin`` / ``Action`` protocols, the extension-point function
     types, the small records (``ValidateResult``, ``EventHandler``, ``JobFit``, ``Eviction``)
-    and ``StatementTarget``;
+    ``StatementTarget`` and ``Binder`` (what a session hands committed tasks to);
   - ``statement.Statement`` — allocate / discard / commit, exact inverses, on a
     ``StatementTarget``;
   - ``extension_points.ExtensionPoints`` — the plugins' functions, registered
@@ -39,9 +41,12 @@ A tour, in the order data flows:
   and gradients). Actions reach plugins only through the session's extension points; actions
   and plugins never import each other.
 - ``status`` — PodGroup phase/conditions and pod conditions, computed (pure).
-- ``writer`` — the only writer: ``pods/binding``, PodGroup updates, pod conditions, events,
-  evictions (``KubeWriter``) or the in-memory ``MemoryWriter``; ``eviction_writes`` and
-  ``queue_status`` feed it.
+- ``writer`` — the cycle's writes: ``pods/binding``, PodGroup updates (off the cycle,
+  ``status_writes``), pod conditions, events, evictions (``KubeWriter``) or the in-memory
+  ``MemoryWriter``; ``binds`` (the session's binder) and ``eviction_writes`` feed it.
+  ``queue_status`` writes Queue status through its own client, after the cycle.
+- ``job_updater`` — at session close (Volcano's ``closeSession``): each job's PodGroup status
+  to the writer, its pods told why they wait, the job settled or parked.
 - ``scheduler`` — ``run_cycle`` and the ``Scheduler`` loop the manager runs;
   ``capacity_metrics`` exports free capacity per HyperNode after a cycle.
 - ``simulator`` / ``treeview`` / ``treesvg`` — the in-process scheduler and the tree views

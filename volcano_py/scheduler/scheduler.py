@@ -1,12 +1,15 @@
 """``Scheduler``: the loop — snapshot, session, actions, then bind and report.
 
-One cycle (``run_cycle``): open a session on the cache's snapshot, run the configured actions,
-close it; assume every committed task in the cache, bind them through the writer (a failed
-bind is forgotten and its job retried next cycle), then hand the writer the PodGroups whose
-phase, conditions or allocated HyperNode changed (written off the cycle, ``status_writes.py``),
-tell the pending pods of unplaced gangs why, and set aside the jobs with nothing to do
-(settled) or that could not be placed (parked, ``parking.py``).
-Plugins and actions never write; only the writer does.
+One cycle (``run_cycle``, Volcano's ``runOnce``): open a session on the cache's snapshot with
+the cycle's binder (``binds.CycleBinder``: each committed task is assumed in the cache and its
+bind started at once), run the configured actions, close the session and wait for the binds
+(a failed bind is forgotten and its job retried next cycle), write the evictions, then run the
+``JobUpdater`` (``job_updater.py``, Volcano's ``closeSession``): the PodGroups whose phase,
+conditions or allocated HyperNode changed go to the writer (written off the cycle), the
+pending pods of unplaced gangs are told why, and the jobs with nothing to do are settled or,
+when they could not be placed, parked (``cache/parking.py``). Plugins and actions never write;
+the scheduler's PodGroup, pod and bind writes go through the writer (Queue status has its own,
+``queue_status.py``).
 
 ``Scheduler.run(stop)`` runs a cycle every ``schedule_period`` seconds (default 1 s) and
 earlier when the cache reports a relevant change. The manager constructs it with the shared
@@ -18,16 +21,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
-from volcano_py.api.constants import (
-    DEFAULT_SCHEDULER_NAME,
-    PodGroupPhase,
-)
-from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
+from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -41,23 +38,19 @@ from volcano_py.metrics import (
     UNSCHEDULE_JOB_COUNT,
 )
 from volcano_py.scheduler.actions import register_builtin_actions
-from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_search import NodeSearch
-from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.binds import CycleBinder
+from volcano_py.scheduler.cache import Classifier, SchedulerCache
 from volcano_py.scheduler.capacity_metrics import EXPORT_INTERVAL_S, export_capacity
 from volcano_py.scheduler.conf_watch import ConfigMapGetter, ConfWatch
-from volcano_py.scheduler.cycle_metrics import forget_jobs, record_binds, task_stage
-from volcano_py.scheduler.eviction_writes import (
-    refused_recently,
-    served_nomination,
-    write_evictions,
-)
+from volcano_py.scheduler.cycle_metrics import forget_jobs, record_binds
+from volcano_py.scheduler.eviction_writes import write_evictions
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.framework import close_session, open_session
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.registry import ActionRegistry, PluginRegistry, load_conf
-from volcano_py.scheduler.implicit_jobs import Classifier
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.job_updater import JobUpdater
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_infos
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
@@ -66,12 +59,7 @@ from volcano_py.scheduler.queue_status import (
     QueueStatusWriter,
     ensure_builtin_queues,
 )
-from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
-from volcano_py.scheduler.topology_config import (
-    NOT_CONFIGURED_REASON,
-    enforces_topology,
-    job_message,
-)
+from volcano_py.scheduler.topology_config import enforces_topology
 from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS, KubeWriter, Writer
 
 log = logging.getLogger(__name__)
@@ -111,76 +99,6 @@ class CycleResult:
 EVICTING_ACTIONS = frozenset({"preempt", "gangpreempt", "reclaim", "gangreclaim"})
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _settles(job: JobInfo) -> bool:
-    """Nothing left for later cycles: Running or later, every task placed.
-
-    Pending and Inqueue jobs stay in: enqueue admits the former against free capacity and
-    reserves what the latter still need.
-    """
-    if job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE):
-        return False
-    return not any(task.status == TaskStatus.PENDING for task in job.tasks.values())
-
-
-def _set_aside(
-    job: JobInfo,
-    fit: JobFit | None,
-    written: bool,
-    version: int,
-    settled: dict[str, int],
-    parked: dict[str, int],
-) -> None:
-    """Set aside a job the next cycle need not look at.
-
-    Settled when done and its status is as written; parked when it could not be placed
-    (``parking.py``), even while its new status is being written: the write's echo brings it
-    back once, to be parked again (a failed write: the next event or the time limit); else
-    left in for the next cycle.
-    """
-    if fit is not None:
-        parked[job.key] = version
-    elif not written and _settles(job):
-        settled[job.key] = version
-
-
-class _Binds:
-    """Binds started as the session commits them, not after the cycle (``Session.on_commit``).
-
-    Each commit's tasks are assumed in the cache and handed to the writer at once, so the API
-    server binds the first jobs while the session still places the rest (5,000 one-pod jobs
-    took 3 s to place before the first bind went out). ``finish`` waits for every bind and
-    rolls failed ones back in the cache; it runs even when an action raised.
-    """
-
-    def __init__(self, cache: SchedulerCache, writer: Writer) -> None:
-        self.cache = cache
-        self.writer = writer
-        self.waits: list[Callable[[], dict[str, str]]] = []
-        self.started = 0.0
-
-    def start(self, tasks: list[TaskInfo]) -> None:
-        assumed_at = time.time()
-        for task in tasks:
-            self.cache.assume(task.key, task.node_name)
-            task_stage("Assumed", task, assumed_at)
-        if not self.waits:
-            self.started = time.perf_counter()
-        self.waits.append(self.writer.start_binds(tasks))
-
-    def finish(self) -> tuple[dict[str, str], float]:
-        """``{task key: error}`` of the failed binds, and the seconds since the first."""
-        errors: dict[str, str] = {}
-        for wait in self.waits:
-            errors.update(wait())
-        for key in errors:
-            self.cache.forget(key)
-        return errors, (time.perf_counter() - self.started) if self.waits else 0.0
-
-
 def run_cycle(
     cache: SchedulerCache,
     conf: SchedulerConf,
@@ -200,88 +118,53 @@ def run_cycle(
     cycle waits for its binds.
     """
     started = time.perf_counter()
-    transition_id = str(uuid.uuid4())
     # an eviction action looks at every job's pods (victims are settled, running jobs)
     snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
     if notes is not None:
         notes.new_cycle()
-    ssn = open_session(snapshot, conf, plugins, notes, node_search)
-    ssn.unevictable = refused_recently(cache)
-    binds = _Binds(cache, writer)
-    ssn.on_commit = binds.start
+    binder = CycleBinder(cache, writer)
+    ssn = open_session(snapshot, conf, plugins, notes, node_search, binder)
     OPEN_SESSION_DURATION.observe((time.perf_counter() - started) * 1000)
     try:
-        for name in conf.actions:
-            action_started = time.perf_counter()
-            actions.get(name).execute(ssn)
-            ACTION_SCHEDULING_LATENCY.labels(name).observe(
-                (time.perf_counter() - action_started) * 1000
-            )
+        _execute(ssn, conf, actions)
     finally:
         close_session(ssn)
         if decided is not None:
             decided.set()
-        errors, bind_seconds = binds.finish()
-    result = CycleResult(job_fit=dict(ssn.job_fit))
-    for task in ssn.binds:
-        if task.key in errors:
-            task.status = TaskStatus.PENDING
-            task.node_name = ""
-        else:
-            result.binds[task.key] = task.node_name
-    result.bind_errors = errors
-    record_binds(ssn.jobs.values(), result.binds, ssn.job_fit, bind_seconds, time.time())
+        bound, errors, bind_seconds = binder.finish(ssn.binds)
+    result = CycleResult(bound, errors, job_fit=dict(ssn.job_fit))
+    record_binds(ssn.jobs.values(), bound, ssn.job_fit, bind_seconds, time.time())
     result.evictions = write_evictions(cache, ssn, writer) if ssn.evictions else {}
-    now = _now()
-    settled: dict[str, int] = {}
-    parked: dict[str, int] = {}
-    topology_on = enforces_topology(conf)
-    for job in ssn.jobs.values():
-        note = ""
-        if job.topology_warning:
-            result.warnings[job.key] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
-        elif job.mode is not None and not topology_on:
-            note = job_message(job)
-            result.warnings[job.key] = (NOT_CONFIGURED_REASON, note)
-        fit = ssn.job_fit.get(job.key)
-        failed = [uid for uid in errors if uid in job.tasks]
-        if failed and fit is None:
-            fit = JobFit("BindFailed", f"binding {len(failed)} task(s) failed: {errors[failed[0]]}")
-        new = podgroup_status(
-            job.podgroup, job, fit, now=now, transition_id=transition_id, note=note
-        )
-        if new is None and job.key in ssn.nominations:
-            new = job.podgroup  # the nominated HyperNode annotation alone
-        new = served_nomination(ssn, job, new or job.podgroup) or new
-        if new is not None and cache.is_implicit(job.key):
-            cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
-            new = None
-        elif new is not None:
-            writer.update_podgroup(new)
-            result.podgroups_written += 1
-        version = snapshot.job_versions.get(job.key, 0)
-        _set_aside(job, fit, new is not None, version, settled, parked)
-        if fit is None:
-            continue
-        for task in job.pending_tasks():
-            pod = cache.pod(task.key)
-            if pod is not None:
-                condition = pod_unschedulable_condition(pod, fit.message, now=now)
-                writer.pod_unschedulable(pod, condition, fit.message)
-    cache.settle(settled)
-    cache.park(parked)
+    updater = JobUpdater(cache, writer, snapshot.job_versions, topology_on=enforces_topology(conf))
+    updater.update_all(ssn, errors)
+    result.podgroups_written, result.warnings = updater.written, updater.warnings
     result.seconds = time.perf_counter() - started
+    _record_cycle(cache, result)
+    return result
+
+
+def _execute(ssn: Session, conf: SchedulerConf, actions: ActionRegistry) -> None:
+    """Run the configured actions in order, timing each."""
+    for name in conf.actions:
+        action_started = time.perf_counter()
+        actions.get(name).execute(ssn)
+        ACTION_SCHEDULING_LATENCY.labels(name).observe(
+            (time.perf_counter() - action_started) * 1000
+        )
+
+
+def _record_cycle(cache: SchedulerCache, result: CycleResult) -> None:
+    """Volcano's cycle metrics: latency, attempts by outcome, unschedulable jobs."""
     E2E_SCHEDULING_LATENCY.observe(result.seconds * 1000)
     if result.binds:
         SCHEDULE_ATTEMPTS.labels("scheduled").inc(len(result.binds))
-    if errors:
-        SCHEDULE_ATTEMPTS.labels("error").inc(len(errors))
+    if result.bind_errors:
+        SCHEDULE_ATTEMPTS.labels("error").inc(len(result.bind_errors))
     unschedulable = [uid for uid, fit in result.job_fit.items() if fit is not None]
     if unschedulable:
         SCHEDULE_ATTEMPTS.labels("unschedulable").inc(len(unschedulable))
     # parked jobs are still unschedulable, though this cycle did not look at them
     UNSCHEDULE_JOB_COUNT.set(cache.unschedulable_count(unschedulable))
-    return result
 
 
 class Scheduler:

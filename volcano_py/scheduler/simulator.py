@@ -22,12 +22,11 @@ from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING
-from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.cache import Classifier, SchedulerCache
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.framework import open_session
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.framework.session import Session
-from volcano_py.scheduler.implicit_jobs import Classifier
 from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_cycle
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 from volcano_py.scheduler.writer import MemoryWriter

@@ -16,6 +16,10 @@ hands each new PodGroup object to ``put`` and goes on; a few threads write them:
 - ``flush`` waits until everything put so far is written (tests, shutdown); ``close`` flushes
   for at most ``timeout`` seconds and stops the threads (a deposed leader's writes fail with
   NotLeader anyway, and the next leader recomputes every status).
+
+The keys wait in the one work queue the controllers use (``kube/workqueue.py``: FIFO, a key
+queued once however often it is put, never written by two threads at once); the newest
+object of each key waits beside it, so a worker writes what is newest when it takes the key.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+
+from volcano_py.api import JSON
+from volcano_py.api.meta import object_key
+from volcano_py.kube.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 DEFAULT_STATUS_WORKERS = 2
+QUEUE_NAME = "scheduler-podgroup-status"
 
 
 class StatusWrites:
@@ -41,7 +48,8 @@ class StatusWrites:
         """``write(pg)`` sends one object (never raises); ``workers`` threads, started lazily."""
         self._write = write
         self._workers = workers
-        self._pending: dict[str, JSON] = {}
+        self._queue: WorkQueue[str] = WorkQueue(QUEUE_NAME)
+        self._pending: dict[str, JSON] = {}  # key -> the newest object not yet taken
         self._in_flight = 0
         self._closed = False
         self._changed = threading.Condition()
@@ -49,8 +57,7 @@ class StatusWrites:
 
     def put(self, pg: JSON) -> None:
         """Write ``pg`` soon (replacing an unsent older object of the same PodGroup)."""
-        meta = pg.get("metadata") or {}
-        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        key = object_key(pg)
         with self._changed:
             if self._closed:
                 return
@@ -63,7 +70,7 @@ class StatusWrites:
                 )
                 self._threads.append(thread)
                 thread.start()
-            self._changed.notify()
+        self._queue.add(key)
 
     def pending(self) -> int:
         """Writes put and not yet done."""
@@ -89,24 +96,24 @@ class StatusWrites:
             self._closed = True
             self._pending.clear()
             self._changed.notify_all()
+        self._queue.shut_down()
         for thread in self._threads:
             thread.join(timeout)
 
     def _run(self) -> None:
-        while True:
+        while (key := self._queue.get()) is not None:
             with self._changed:
-                while not self._pending and not self._closed:
-                    self._changed.wait()
-                if self._closed:
-                    return
-                key = next(iter(self._pending))
-                pg = self._pending.pop(key)
-                self._in_flight += 1
+                pg = self._pending.pop(key, None)
+                if pg is not None:
+                    self._in_flight += 1
             try:
-                self._write(pg)
+                if pg is not None:
+                    self._write(pg)
             except Exception:
                 log.exception("podgroup %s: status write failed", key)
             finally:
-                with self._changed:
-                    self._in_flight -= 1
-                    self._changed.notify_all()
+                self._queue.done(key)
+                if pg is not None:
+                    with self._changed:
+                        self._in_flight -= 1
+                        self._changed.notify_all()

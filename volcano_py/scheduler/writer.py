@@ -1,4 +1,7 @@
-"""The writers: the only place the scheduler talks to the API server.
+"""The writers: where a scheduling cycle's decisions reach the API server.
+
+Everything a cycle decides is written here (the loop's other writer is ``queue_status.py``,
+which writes Queue status through its own client after the cycle).
 
 ``KubeWriter`` binds through the ``pods/binding`` subresource with bounded concurrency,
 updates PodGroups (a whole-object PUT: Volcano's PodGroup CRD has no status subresource),

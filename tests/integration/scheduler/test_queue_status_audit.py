@@ -29,7 +29,7 @@ from volcano_py.api import resources as R
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import SharedInformerFactory
-from volcano_py.scheduler.implicit_jobs import Classifier
+from volcano_py.scheduler.cache import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 
 pytestmark = pytest.mark.timeout(300)

@@ -244,14 +244,14 @@ def test_cache_keeps_nothing_per_job_once_its_podgroup_and_pods_are_gone() -> No
     cache.delete_podgroup(group)
     for p in pods:
         cache.delete_pod(p)
-    assert cache._job_tasks == {}
-    assert cache._job_versions == {}
+    assert cache.jobs._job_tasks == {}
+    assert cache.jobs.versions == {}
     again = _cache(node("n", {GPU: 4}), group, *pods)
     for p in pods:
         again.delete_pod(p)
     again.delete_podgroup(group)
-    assert again._job_tasks == {}
-    assert again._job_versions == {}
+    assert again.jobs._job_tasks == {}
+    assert again.jobs.versions == {}
 
 
 def test_a_settled_gang_follows_its_replaced_hypernode_and_is_rewritten_once() -> None:

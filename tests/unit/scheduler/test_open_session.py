@@ -83,14 +83,20 @@ def test_enqueue_fallback_votes_as_the_overcommit_gate_at_its_default_factor() -
 
 
 class _Target:
-    """A StatementTarget that is not a Session: nodes by name, a log of the events."""
+    """A StatementTarget that is not a Session (and its own Binder): nodes, a log of events."""
 
     def __init__(self, nodes: dict[str, NodeInfo]) -> None:
         self.binds: list[TaskInfo] = []
         self.committed: list[list[TaskInfo]] = []
-        self.on_commit = self.committed.append
+        self.binder = self
         self.nodes = nodes
         self.events: list[tuple[str, str]] = []
+
+    def bind(self, tasks: list[TaskInfo]) -> None:
+        self.committed.append(tasks)
+
+    def unevictable(self) -> frozenset[str]:
+        return frozenset()
 
     def own_node(self, name: str) -> NodeInfo:
         return self.nodes[name]

@@ -15,7 +15,7 @@ import pytest
 
 from tests.unit.scheduler.helpers import gpu_cluster
 from tests.unit.scheduler.objects import node, pod, podgroup
-from volcano_py.scheduler import parking
+from volcano_py.scheduler.cache import parking
 from volcano_py.scheduler.simulator import Simulator
 
 GPU = "nvidia.com/gpu"

@@ -23,6 +23,7 @@ from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.conf import SchedulerConf
+from volcano_py.scheduler.framework.interface import Binder
 from volcano_py.scheduler.framework.registry import PluginBuilder, PluginRegistry
 from volcano_py.scheduler.framework.session import Session
 
@@ -33,14 +34,17 @@ def open_session(
     plugins: PluginRegistry,
     notes: ChangeLog | None = None,
     node_search: NodeSearch | None = None,
+    binder: Binder | None = None,
 ) -> Session:
     """A session on ``snapshot`` with the plugins of ``conf``'s tiers open.
 
     ``notes``: where lines about a job are logged once per change across sessions (the
     scheduler's; a fresh one, which logs everything, when None). ``node_search``: the
     scheduler's node-search limits and position (a fresh default one when None).
+    ``binder``: what committed tasks are handed to, to be bound at once (the loop's
+    ``CycleBinder``; none for the simulator and ``explain``).
     """
-    ssn = Session(snapshot, conf, notes, node_search)
+    ssn = Session(snapshot, conf, notes, node_search, binder)
     for tier in conf.tiers:
         for option in tier:
             _open(ssn, plugins.get(option.name), option.name, option.arguments)

@@ -109,11 +109,27 @@ EvictableFn = Callable[[list[TaskInfo]], list[TaskInfo]]
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], list[TaskInfo] | None]
 
 
+class Binder(Protocol):
+    """The binder a session is opened with (Volcano's session reaches ``Cache.Bind`` so).
+
+    The loop's binder assumes committed tasks in the cache and starts their binds at once
+    (``scheduler/binds.py``); the simulator and ``explain`` open sessions without one.
+    """
+
+    def bind(self, tasks: list[TaskInfo]) -> None:
+        """A statement committed ``tasks`` (placed): start binding them."""
+        ...
+
+    def unevictable(self) -> frozenset[str]:
+        """Pods whose eviction the API server refused lately (a PodDisruptionBudget)."""
+        ...
+
+
 class StatementTarget(Protocol):
     """What a ``Statement`` needs of its session: node copies, event handlers, the bind list."""
 
     binds: list[TaskInfo]
-    on_commit: Callable[[list[TaskInfo]], None] | None
+    binder: Binder | None
 
     def own_node(self, name: str) -> NodeInfo:
         """The session's private copy of a node, made on first write."""

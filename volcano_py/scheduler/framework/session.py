@@ -17,7 +17,6 @@ mutate only through a ``Statement``; nothing here writes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -26,9 +25,10 @@ from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
+from volcano_py.scheduler.api.wake_hints import NO_EVENTS, WakeHints
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.extension_points import ExtensionPoints
-from volcano_py.scheduler.framework.interface import Eviction, JobFit, Plugin
+from volcano_py.scheduler.framework.interface import Binder, Eviction, JobFit, Plugin
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.queues import queue_infos
 from volcano_py.scheduler.topology import resolve_job_topology
@@ -36,6 +36,9 @@ from volcano_py.scheduler.topology import resolve_job_topology
 log = logging.getLogger(__name__)
 
 DEFAULT_EVICT_MAX_HYPERNODES = 8
+# ``queue_gate``'s reasons: a job waits for its queue (a Queue change unparks every job)
+QUEUE_NOT_FOUND_REASON = "QueueNotFound"
+QUEUE_NOT_OPEN_REASON = "QueueNotOpen"
 
 
 class Session(ExtensionPoints):
@@ -47,11 +50,13 @@ class Session(ExtensionPoints):
         conf: SchedulerConf,
         notes: ChangeLog | None = None,
         node_search: NodeSearch | None = None,
+        binder: Binder | None = None,
     ) -> None:
         """A session on ``snapshot`` with no plugin yet (``framework.open_session`` adds them).
 
         ``notes``: where lines about a job are logged once per change across sessions (the
-        scheduler's; a fresh one, which logs everything, when None).
+        scheduler's; a fresh one, which logs everything, when None). ``binder``: where
+        committed tasks go to be bound at once (none: they are only listed in ``binds``).
         """
         self.notes = notes if notes is not None else ChangeLog()
         self.jobs = snapshot.jobs
@@ -71,8 +76,8 @@ class Session(ExtensionPoints):
         self._members_sorted: dict[str, list[str]] = {}
         self._largest_allocatable: Resource | None = None
         self.binds: list[TaskInfo] = []
-        # told of each commit's tasks as it happens: the loop starts their binds at once
-        self.on_commit: Callable[[list[TaskInfo]], None] | None = None
+        # told of each commit's tasks as it happens: the loop's starts their binds at once
+        self.binder = binder
         # how many feasible nodes a task's search finds (the scheduler's, kept across cycles)
         self.node_search = node_search or NodeSearch()
         self.job_fit: dict[str, JobFit] = {}
@@ -81,7 +86,12 @@ class Session(ExtensionPoints):
         self.nominations: dict[str, str] = {}
         self.nominated_nodes: dict[str, dict[str, str]] = {}  # job -> {task: node}
         # pods whose eviction the API server refused lately (a PodDisruptionBudget)
-        self.unevictable: frozenset[str] = frozenset()
+        self.unevictable = binder.unevictable() if binder is not None else frozenset()
+        # JobFit reason -> the cluster events that can un-park a job parked for it: the
+        # checks declare them (plugins in on_session_open; ``api/wake_hints.py``)
+        self.wake_hints = WakeHints()
+        for reason in (QUEUE_NOT_FOUND_REASON, QUEUE_NOT_OPEN_REASON):
+            self.wake_hints.declare(reason, NO_EVENTS)  # ``queue_gate``
         # domains preempt/reclaim evaluate per job (network-topology-aware's
         # ``hypernode.gradient.evict.max-hypernodes``)
         self.evict_max_hypernodes = DEFAULT_EVICT_MAX_HYPERNODES
@@ -144,9 +154,11 @@ class Session(ExtensionPoints):
         """Why ``job``'s queue keeps it out (missing or not Open), naming the queue."""
         queue = self.queues.get(job.queue)
         if queue is None:
-            return JobFit("QueueNotFound", f"queue {job.queue!r} of the PodGroup does not exist")
+            message = f"queue {job.queue!r} of the PodGroup does not exist"
+            return JobFit(QUEUE_NOT_FOUND_REASON, message)
         if not queue.is_open():
-            return JobFit("QueueNotOpen", f"queue {job.queue!r} is {queue.state.value}, not Open")
+            message = f"queue {job.queue!r} is {queue.state.value}, not Open"
+            return JobFit(QUEUE_NOT_OPEN_REASON, message)
         return None
 
     # -- bookkeeping -------------------------------------------------------------------------

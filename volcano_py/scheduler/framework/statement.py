@@ -8,12 +8,13 @@ Contract:
 - ``discard()`` undoes every allocation of the statement in reverse order — exactly: node
   resources, task state and plugin caches are what they were before the first ``allocate``.
   ``discard(keep=n)`` undoes only those after the first ``n`` (a trial inside a trial).
-- ``commit()`` hands the allocations to the session's bind list (what the binder will write)
-  and forgets them; nothing is written to the API server here.
+- ``commit()`` hands the allocations to the session's bind list and to the binder the
+  session was opened with (``Binder``: the loop's starts their binds at once), and forgets
+  them; nothing is written to the API server here.
 - A statement is used once: after ``commit`` or ``discard`` it is empty and may be reused.
 
 It needs of its session only a ``StatementTarget`` (``interface.py``): the node copies, the
-event handlers and the bind list, so it sits below ``Session`` in the layers.
+event handlers, the bind list and the binder, so it sits below ``Session`` in the layers.
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ class Statement:
             task.node_name = ""
 
     def commit(self) -> None:
-        """Hand the allocations to the session's bind list (and its ``on_commit``)."""
+        """Hand the allocations to the session's bind list (and its binder, to bind now)."""
         self.ssn.binds.extend(self.operations)
-        if self.ssn.on_commit is not None and self.operations:
-            self.ssn.on_commit(list(self.operations))
+        if self.ssn.binder is not None and self.operations:
+            self.ssn.binder.bind(list(self.operations))
         self.operations.clear()
 
     def __len__(self) -> int:

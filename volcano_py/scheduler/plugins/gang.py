@@ -10,6 +10,8 @@
   ``minTaskMember`` role and every policy's ``minSubGroups`` ready SubJobs — the allocate
   action commits a job's statement only then.
 - job order: jobs not yet ready before ready ones.
+- wake-up hints: a job refused by job valid waits for its own pods or PodGroup to change,
+  which un-parks it anyway, so no cluster event does (``api/wake_hints.py``).
 - preemptable / reclaimable (victims): a victim gang keeps at least minMember ready pods —
   only its surplus above minMember may go — unless every one of its ready pods is among the
   candidates, in which case the whole gang may go (gang-aware eviction's bundle model).
@@ -27,6 +29,7 @@ from volcano_py.api.constants import (
 )
 from volcano_py.scheduler.api.job_info import JobInfo, task_role
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
+from volcano_py.scheduler.api.wake_hints import NO_EVENTS
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.interface import ValidateResult
 from volcano_py.scheduler.framework.session import Session
@@ -43,8 +46,10 @@ class GangPlugin:
         self.args = args
 
     def on_session_open(self, ssn: Session) -> None:
-        """Register valid/ready/order functions."""
+        """Register valid/ready/order functions and job valid's wake-up hints."""
         ssn.add_job_valid_fn(self.name, job_valid)
+        for reason in JOB_VALID_REASONS:
+            ssn.wake_hints.declare(reason, NO_EVENTS)
         ssn.add_job_ready_fn(self.name, JobInfo.is_ready)
         ssn.add_job_order_fn(self.name, job_order)
 
@@ -64,6 +69,14 @@ def valid_task_num(job: JobInfo) -> int:
     return sum(
         1 for t in job.tasks.values() if t.status not in (TaskStatus.FAILED, TaskStatus.UNKNOWN)
     )
+
+
+# job_valid's reasons: each depends only on the job's own PodGroup and pods
+JOB_VALID_REASONS = (
+    INVALID_PODGROUP_REASON,
+    NOT_ENOUGH_PODS_OF_TASK_REASON,
+    NOT_ENOUGH_PODS_REASON,
+)
 
 
 def job_valid(job: JobInfo) -> ValidateResult | None:

@@ -16,8 +16,9 @@ the unschedulable condition and Event, as a plain pod does from kube-scheduler).
 forgotten when its pod is deleted or joins a real group. A real PodGroup of the same name
 (made before the flag was on, or by hand) replaces the cached one.
 
-``ImplicitJobs`` holds which cached PodGroups are implicit; the cache calls it under its
-lock. Without a classifier (Volcano's behaviour) it makes none.
+``ImplicitJobs`` holds which cached PodGroups are implicit, and owns that set: the cache
+asks it (``job_of``, ``__contains__``) and tells it (``replaced``, ``forget``) under its lock.
+Without a classifier (Volcano's behaviour) it makes none.
 """
 
 from __future__ import annotations
@@ -34,11 +35,26 @@ Classifier = Callable[[JSON], JSON | None]
 class ImplicitJobs:
     """Which of the cache's PodGroups exist only in the cache (module doc)."""
 
-    __slots__ = ("classify", "keys")
+    __slots__ = ("_keys", "classify")
 
     def __init__(self, classify: Classifier | None) -> None:
         self.classify = classify
-        self.keys: set[str] = set()
+        self._keys: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the PodGroup ``key`` exists only in the cache."""
+        return key in self._keys
+
+    def replaced(self, key: str) -> None:
+        """A real PodGroup named ``key`` arrived: it replaces the cache's own."""
+        self._keys.discard(key)
+
+    def forget(self, key: str) -> bool:
+        """The implicit job ``key`` lost its pod; whether it was one."""
+        if key not in self._keys:
+            return False
+        self._keys.discard(key)
+        return True
 
     def job_of(self, pod: JSON, bound: bool, podgroups: dict[str, JSON]) -> str:
         """The job key for a pod of ours without a group name ("" when it gets none).
@@ -51,7 +67,7 @@ class ImplicitJobs:
         meta = pod.get("metadata") or {}
         name = f"{PODGROUP_NAME_PREFIX}{meta.get('uid') or meta.get('name', '')}"
         key = f"{meta.get('namespace', '')}/{name}"
-        if key in self.keys:
+        if key in self._keys:
             return key
         body = self.classify(pod)
         if body is None:
@@ -61,5 +77,5 @@ class ImplicitJobs:
         phase = PodGroupPhase.RUNNING if bound else PodGroupPhase.PENDING
         metadata = dict(body.get("metadata") or {}, name=name)
         podgroups[key] = dict(body, metadata=metadata, status={"phase": str(phase)})
-        self.keys.add(key)
+        self._keys.add(key)
         return key

@@ -28,45 +28,42 @@ Contract:
 - **Implicit jobs** (``implicit_jobs.py``, with a classifier): a bare pod of ours whose
   PodGroup would be a plain gang of one is a job whose PodGroup exists only here.
 - **Jobs that cannot be placed are parked** (``park``, ``parking.py``): left out until they
-  change or something frees room, so thousands of waiting gangs do not cost every cycle.
+  change or an event they wait for happens, so thousands of waiting gangs do not cost every
+  cycle. The cache only *reports* events (``ClusterEvent``); which events can un-park a job
+  is declared beside the check that failed (``api/wake_hints.py``).
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
+
+The parts own their state and are called under this cache's one lock: ``nodes.py`` (nodes and
+the tasks placed on them, copy-on-write), ``jobs.py`` (PodGroups, their tasks, versions and
+settled set, with ``implicit_jobs.py`` and ``allocated_index.py``), ``parking.py`` (parked
+jobs and event epochs), ``snapshot.py`` (what a cycle gets). ``SchedulerCache`` routes the
+informers' events to them.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
-from volcano_py.api.constants import (
-    CLUSTER_TOP_HYPERNODE,
-    DEFAULT_SCHEDULER_NAME,
-)
+from volcano_py.api import JSON
+from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
+from volcano_py.api.meta import object_key
 from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
-from volcano_py.scheduler.allocated_index import AllocatedIndex, allocated_of
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
-from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.implicit_jobs import Classifier, ImplicitJobs
-from volcano_py.scheduler.parking import ParkedJobs, node_fit
-from volcano_py.scheduler.queues import build_queues
+from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
+from volcano_py.scheduler.cache.implicit_jobs import Classifier
+from volcano_py.scheduler.cache.jobs import JobStore
+from volcano_py.scheduler.cache.nodes import NodeStore
+from volcano_py.scheduler.cache.parking import ParkedJobs
+from volcano_py.scheduler.cache.snapshot import take_snapshot
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
-
-
-def _key(obj: JSON) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
 def _on_update(upsert: Callable[[JSON], None]) -> Callable[[JSON, JSON], None]:
@@ -98,26 +95,17 @@ class SchedulerCache:
         ``implicit``: the classifier of bare pods run as implicit jobs (none without it).
         """
         self.scheduler_name = scheduler_name
-        self._implicit = ImplicitJobs(implicit)
         self.changed = threading.Event()
         self._lock = threading.RLock()
-        self._nodes: dict[str, NodeInfo] = {}
-        self._shared: set[str] = set()
+        self.nodes = NodeStore()
+        self.jobs = JobStore(implicit)
+        # jobs that could not be placed, left out until an event they wait for (they are
+        # settled in ``jobs`` too)
+        self._parked = ParkedJobs()
+        self.hypernodes = HyperNodeIndex()
         self._pods: dict[str, JSON] = {}
         self._tasks: dict[str, TaskInfo] = {}
-        self._tasks_by_node: dict[str, set[str]] = {}
-        self._job_tasks: dict[str, dict[str, TaskInfo]] = {}
-        self._podgroups: dict[str, JSON] = {}
         self._assumed: dict[str, str] = {}
-        self._job_versions: dict[str, int] = {}
-        self._versions = itertools.count(1)  # job versions (_touch)
-        self._settled: set[str] = set()
-        # jobs that could not be placed, left out until something frees capacity (they are
-        # in ``_settled`` too)
-        self._parked = ParkedJobs()
-        # HyperNode name -> jobs whose allocated-hypernode annotation names it
-        self._by_allocated = AllocatedIndex()
-        self.hypernodes = HyperNodeIndex()
         self._queues: dict[str, JSON] = {}
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
@@ -141,57 +129,30 @@ class SchedulerCache:
 
     # -- nodes ------------------------------------------------------------------------------
 
-    def _own(self, name: str) -> NodeInfo | None:
-        """The cache's node, cloned first if a snapshot still holds it."""
-        node = self._nodes.get(name)
-        if node is not None and name in self._shared:
-            node = node.clone()
-            self._nodes[name] = node
-            self._shared.discard(name)
-        return node
-
     def update_node(self, obj: JSON) -> None:
         """A Node was added or changed."""
         name = (obj.get("metadata") or {}).get("name", "")
         with self._lock:
-            node = self._own(name)
-            if node is None:
-                node = NodeInfo(obj)
-                self._nodes[name] = node
-                for key in self._tasks_by_node.get(name, ()):
-                    node.add_task(self._tasks[key])
-                room = True
-            else:
-                room = node_fit(node.node) != node_fit(obj)  # not a heartbeat
+            node, added = self.nodes.update(name, obj)
+            changed = not added and self.nodes.fit_changed(node, obj)
+            if not added:
                 node.set_node(obj)
             self.hypernodes.set_node(name, node.labels)
-            if room:
-                self._parked.freed()
+            if added:
+                self._parked.event(ClusterEvent.NODE_ADDED)
+            elif changed:
+                self._parked.event(ClusterEvent.NODE_CHANGED)
         self.changed.set()
 
     def delete_node(self, obj: JSON) -> None:
         """A Node went away (its pods stay known until they are deleted)."""
         name = (obj.get("metadata") or {}).get("name", "")
         with self._lock:
-            self._nodes.pop(name, None)
-            self._shared.discard(name)
+            self.nodes.delete(name)
             self.hypernodes.delete_node(name)
         self.changed.set()
 
-    # -- jobs' change counters ----------------------------------------------------------------
-
-    def _touch(self, job: str) -> None:
-        """Something of ``job`` changed: give it a new version (see the contract), unsettle it.
-
-        A job with neither a PodGroup nor tasks left keeps no version (a pod deleted after its
-        PodGroup must not leave one behind for ever).
-        """
-        self._parked.discard(job)
-        if job in self._podgroups or job in self._job_tasks:
-            self._job_versions[job] = next(self._versions)
-        else:
-            self._job_versions.pop(job, None)
-        self._settled.discard(job)
+    # -- settling and parking -----------------------------------------------------------------
 
     def settle(self, versions: dict[str, int]) -> None:
         """Leave these jobs out of cycles until they change (``versions``: from the snapshot).
@@ -202,28 +163,34 @@ class SchedulerCache:
         """
         with self._lock:
             for job, version in versions.items():
-                current = self._job_versions.get(job, 0) == version and job in self._podgroups
-                if current and not self._stranded(job):
-                    self._settled.add(job)
+                if self.jobs.current(job, version) and not self.jobs.stranded(job, self.hypernodes):
+                    self.jobs.settle(job)
 
-    def park(self, versions: dict[str, int]) -> None:
-        """Leave these unplaceable jobs out of cycles until room may be free (``parking.py``).
+    def park(
+        self,
+        versions: dict[str, int],
+        events: Mapping[str, frozenset[ClusterEvent]] | None = None,
+    ) -> None:
+        """Leave these unplaceable jobs out of cycles until an event they wait for.
 
-        A job that changes itself comes back at once, as a settled one does.
+        ``events``: per job, the cluster events that can un-park it (every event for a job
+        not named; ``api/wake_hints.py``). A job that changes itself comes back at once, as a
+        settled one does (``parking.py``).
         """
+        waits = events or {}
         with self._lock:
             for job, version in versions.items():
-                if self._job_versions.get(job, 0) == version and job in self._podgroups:
-                    self._settled.add(job)
-                    self._parked.park(job)
+                if self.jobs.current(job, version):
+                    self.jobs.settle(job)
+                    self._parked.park(job, waits.get(job, ALL_EVENTS))
 
     def unpark_all(self) -> None:
         """Every parked job is looked at again (the scheduler configuration changed)."""
         with self._lock:
-            self._settled.difference_update(self._parked.clear())
+            self.jobs.unsettle(self._parked.clear())
 
     def is_parked(self, job: str) -> bool:
-        """Whether cycles leave ``job`` out until room frees."""
+        """Whether cycles leave ``job`` out until an event it waits for."""
         with self._lock:
             return job in self._parked
 
@@ -233,16 +200,10 @@ class SchedulerCache:
             parked = self._parked
             return len(parked) + sum(1 for job in looked_at if job not in parked)
 
-    def _stranded(self, job: str) -> bool:
-        allocated = allocated_of(self._podgroups.get(job))
-        if not allocated or allocated == CLUSTER_TOP_HYPERNODE or allocated in self.hypernodes:
-            return False
-        return any(t.node_name for t in self._job_tasks.get(job, {}).values())
-
     def is_settled(self, job: str) -> bool:
         """Whether cycles currently leave ``job`` out as done (parked jobs are not settled)."""
         with self._lock:
-            return job in self._settled and job not in self._parked
+            return self.jobs.is_settled(job) and job not in self._parked
 
     # -- pods -------------------------------------------------------------------------------
 
@@ -251,17 +212,10 @@ class SchedulerCache:
         if task is None:
             return
         if task.node_name:
-            self._tasks_by_node.get(task.node_name, set()).discard(key)
-            node = self._own(task.node_name)
-            if node is not None:
-                node.remove_task(task)
+            self.nodes.remove_task(key, task)
         if task.job:
-            tasks = self._job_tasks.get(task.job)
-            if tasks is not None:
-                tasks.pop(key, None)
-                if not tasks:
-                    del self._job_tasks[task.job]  # no empty table per job that ever ran
-            self._touch(task.job)
+            self.jobs.remove_task(key, task)
+            self._parked.discard(task.job)
 
     def _add_task(self, key: str, pod: JSON) -> None:
         task = TaskInfo(pod)
@@ -276,22 +230,19 @@ class SchedulerCache:
         if not task.node_name and not ours:
             return
         if ours and not task.job:
-            task.job = self._implicit.job_of(pod, bool(task.node_name), self._podgroups)
+            task.job = self.jobs.job_of(pod, bool(task.node_name))
         if not task.node_name and not task.job:
             return
         self._tasks[key] = task
         if task.node_name:
-            self._tasks_by_node.setdefault(task.node_name, set()).add(key)
-            node = self._own(task.node_name)
-            if node is not None:
-                node.add_task(task)
+            self.nodes.add_task(key, task)
         if task.job and ours:
-            self._job_tasks.setdefault(task.job, {})[key] = task
-            self._touch(task.job)
+            self.jobs.add_task(key, task)
+            self._parked.discard(task.job)
 
     def update_pod(self, pod: JSON) -> None:
         """A Pod was added or changed (wakes the loop only when its placement state moved)."""
-        key = _key(pod)
+        key = object_key(pod)
         with self._lock:
             self._pods[key] = pod
             before = self._tasks.get(key)
@@ -306,7 +257,7 @@ class SchedulerCache:
 
     def delete_pod(self, pod: JSON) -> None:
         """A Pod was deleted (its resources are free again)."""
-        key = _key(pod)
+        key = object_key(pod)
         with self._lock:
             self._pods.pop(key, None)
             self._assumed.pop(key, None)
@@ -332,7 +283,7 @@ class SchedulerCache:
         with self._lock:
             if self._assumed.pop(key, None) is None:
                 return
-            self._parked.freed()
+            self._parked.event(ClusterEvent.BIND_ROLLED_BACK)
             pod = self._pods.get(key)
             self._drop_task(key)
             if pod is not None:
@@ -354,69 +305,59 @@ class SchedulerCache:
         with self._lock:
             return self._pods.get(key)
 
-    # -- podgroups and hypernodes -------------------------------------------------------------
+    # -- podgroups ----------------------------------------------------------------------------
 
     def update_podgroup(self, pg: JSON) -> None:
         """A PodGroup was added or changed (status-only changes do not wake the loop)."""
-        key = _key(pg)
+        key = object_key(pg)
         with self._lock:
-            self._implicit.keys.discard(key)  # a real one replaces the cache's own
-            old = self._podgroups.get(key)
-            self._podgroups[key] = pg
-            self._by_allocated.index(key, old, pg)
-            self._touch(key)
+            old = self.jobs.update_podgroup(key, pg)
+            self._parked.discard(key)
             respec = old is not None and old.get("spec") != pg.get("spec")
             if respec:
-                self._parked.freed()  # its reservation or its queue share may have shrunk
+                self._parked.event(ClusterEvent.PODGROUP_SPEC_CHANGED)
         if old is None or respec:
             self.changed.set()
 
     def delete_podgroup(self, pg: JSON) -> None:
         """A PodGroup was deleted."""
+        key = object_key(pg)
         with self._lock:
-            self._remove_podgroup(_key(pg))
-            self._parked.freed()  # what it reserved in its queue is free
-
-    def _remove_podgroup(self, key: str) -> None:
-        """Forget a job's PodGroup with its counter, index entry and set-aside state."""
-        self._by_allocated.index(key, self._podgroups.pop(key, None), None)
-        self._job_versions.pop(key, None)
-        self._settled.discard(key)
-        self._parked.discard(key)
+            self.jobs.remove_podgroup(key)
+            self._parked.discard(key)
+            self._parked.event(ClusterEvent.PODGROUP_DELETED)
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
         with self._lock:
-            return self._podgroups.get(key)
+            return self.jobs.podgroup(key)
 
     def podgroup_object(self, key: str) -> JSON | None:
         """The cached PodGroup when it is an API object (None for an implicit job's)."""
         with self._lock:
-            return None if key in self._implicit.keys else self._podgroups.get(key)
+            return None if key in self.jobs.implicit else self.jobs.podgroup(key)
 
     def is_implicit(self, key: str) -> bool:
         """Whether the job's PodGroup exists only in this cache (``implicit_jobs.py``)."""
         with self._lock:
-            return key in self._implicit.keys
+            return key in self.jobs.implicit
 
     def keep_implicit_status(self, pg: JSON) -> None:
         """An implicit job's new status, kept here instead of written (no version bump)."""
-        key = _key(pg)
         with self._lock:
-            if key in self._implicit.keys:
-                self._podgroups[key] = pg
+            self.jobs.keep_implicit_status(object_key(pg), pg)
 
     def _forget_implicit(self, job: str) -> None:
         """Drop an implicit job whose pod left it (deleted, or joined a real group)."""
-        if job not in self._implicit.keys or job in self._job_tasks:
-            return
-        self._implicit.keys.discard(job)
-        self._remove_podgroup(job)
+        if self.jobs.forget_implicit(job):
+            self._parked.discard(job)
 
     def podgroup_keys(self) -> list[str]:
         """The ``namespace/name`` of every cached PodGroup."""
         with self._lock:
-            return list(self._podgroups)
+            return self.jobs.podgroup_keys()
+
+    # -- hypernodes and queues ----------------------------------------------------------------
 
     def update_hypernode(self, hn: JSON) -> None:
         """A HyperNode was added or changed.
@@ -427,10 +368,10 @@ class SchedulerCache:
         name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
             added = name not in self.hypernodes
-            if self.hypernodes.set_hypernode(hn):
-                self._parked.freed()  # a new domain, or members moved (not a nodeCount)
+            if self.hypernodes.set_hypernode(hn):  # a new domain, or members moved
+                self._parked.event(ClusterEvent.HYPERNODE_CHANGED)
             if added:
-                self._settled -= self._by_allocated.holders(CLUSTER_TOP_HYPERNODE)
+                self.jobs.unsettle(list(self.jobs.holders(CLUSTER_TOP_HYPERNODE)))
         self.changed.set()
 
     def delete_hypernode(self, hn: JSON) -> None:
@@ -438,8 +379,8 @@ class SchedulerCache:
         name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
             self.hypernodes.delete_hypernode(name)
-            self._settled -= self._by_allocated.holders(name)
-            self._parked.freed()
+            self.jobs.unsettle(list(self.jobs.holders(name)))
+            self._parked.event(ClusterEvent.HYPERNODE_CHANGED)
         self.changed.set()
 
     def update_queue(self, queue: JSON) -> None:
@@ -453,7 +394,7 @@ class SchedulerCache:
                 or old.get("spec") != queue.get("spec")
                 or _state_of(old) != _state_of(queue)
             ):
-                self._settled.clear()
+                self.jobs.unsettle_all()
                 self._parked.clear()
                 self.changed.set()
 
@@ -461,14 +402,14 @@ class SchedulerCache:
         """A Queue was deleted (its PodGroups wait on a missing queue)."""
         with self._lock:
             self._queues.pop(str((queue.get("metadata") or {}).get("name", "")), None)
-            self._settled.clear()
+            self.jobs.unsettle_all()
             self._parked.clear()
         self.changed.set()
 
     def queue_infos(self) -> dict[str, QueueInfo]:
         """Every queue with its usage and PodGroup counts (for the status writer)."""
         with self._lock:
-            return build_queues(self._queues.values(), self._podgroups, self._job_tasks)
+            return self.jobs.queue_infos(self._queues.values())
 
     # -- snapshot -----------------------------------------------------------------------------
 
@@ -478,22 +419,11 @@ class SchedulerCache:
         ``active_only``: leave settled jobs out (what a scheduling cycle asks for).
         """
         with self._lock:
-            if active_only:  # a cycle's (other readers, the view, must not move the epoch)
-                self._settled.difference_update(self._parked.release())
-                self._parked.looking()
-            self._shared = set(self._nodes)
-            nodes = dict(self._nodes)
-            jobs: dict[str, JobInfo] = {}
-            versions: dict[str, int] = {}
-            settled = self._settled if active_only else ()
-            for key, pg in self._podgroups.items():
-                if key in settled:
-                    continue
-                job = JobInfo(pg)
-                for task in self._job_tasks.get(key, {}).values():
-                    job.add_task(task.clone() if task.status == TaskStatus.PENDING else task)
-                jobs[key] = job
-                versions[key] = self._job_versions.get(key, 0)
-            tree = self.hypernodes.build()
-            queues = build_queues(self._queues.values(), self._podgroups, self._job_tasks)
-        return Snapshot(nodes, jobs, tree, versions, queues)
+            return take_snapshot(
+                self.nodes,
+                self.jobs,
+                self.hypernodes,
+                self._queues.values(),
+                self._parked,
+                active_only=active_only,
+            )

@@ -7,20 +7,24 @@ and left out of cycles until one of these happens:
 
 - **it changes itself**: its PodGroup or one of its pods (the cache's change counter, as for
   settled jobs);
-- **room may have been made**: a placed pod leaves its node (deleted, unbound, Releasing,
-  Succeeded or Failed), a bind is rolled back, a Node is added or its allocatable, labels,
-  taints, ``unschedulable`` or readiness change (not its heartbeats), a HyperNode is added,
-  deleted or its spec changes (not its nodeCount), another PodGroup's spec changes or one is
-  deleted (its queue reservation goes), a Queue's spec or state changes, or the scheduler
-  configuration is reloaded;
+- **an event it waits for happens**: the cache reports cluster events (``ClusterEvent``: a
+  placed pod leaves its node, a bind is rolled back, a Node is added or changes what can
+  decide a fit, a HyperNode changes, another PodGroup's spec changes or one is deleted), and
+  each job is parked with the events that can change why it failed, declared beside the
+  check that failed (``api/wake_hints.py``; every event when none were declared);
+- **its queue or the configuration changes**: a Queue's spec or state changes, or the
+  scheduler configuration is reloaded, unparks every job;
 - **``PARK_MAX_S`` passed** (30 s): a safety net for a change no event marks.
 
 A job arriving, or a pod being bound, makes no room, so they unpark nothing: while the cluster
 fills, the waiting gangs cost nothing, and a new gang that fits is decided in a cycle of its
-own. kube-scheduler's queueing hints are the same idea per pod; this is per job, and coarse on
-purpose (any freeing event brings every parked job back once), so no hint can be wrong.
+own. kube-scheduler's queueing hints are the same idea per pod; this is per job and per
+``JobFit`` reason, and coarse on purpose (an event brings back every job parked for a reason
+that declared it, without asking whether this one would now fit), so a hint cannot be wrong
+about a single job.
 
-A freeing event bumps an epoch; the next snapshot unparks every job parked before it. A job
+An event bumps an epoch and records it as that event's latest; the next snapshot unparks
+every job parked before the latest of one of its events. A job
 is parked as of the epoch its cycle's snapshot saw (``looking``), not the one at the cycle's
 end: room freed while the cycle ran was not seen by it, so it brings the job back. Only
 cycles that take active-only snapshots park (preempt and reclaim look at every job anyway).
@@ -33,6 +37,7 @@ from typing import Any
 
 from volcano_py.scheduler.api.node_info import node_ready
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
+from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
 
 JSON = dict[str, Any]
 
@@ -63,13 +68,15 @@ def node_fit(obj: JSON) -> tuple[object, ...]:
 
 
 class ParkedJobs:
-    """The parked jobs and the freeing-event epoch (the cache calls it under its lock)."""
+    """The parked jobs and the event epochs (the cache calls it under its lock)."""
 
     def __init__(self, max_s: float = PARK_MAX_S) -> None:
         """Nothing parked; a job comes back after ``max_s`` at the latest."""
         self.max_s = max_s
-        self._parked: dict[str, tuple[int, float]] = {}  # job -> (epoch, monotonic time)
+        # job -> (epoch, monotonic time, the events that bring it back)
+        self._parked: dict[str, tuple[int, float, frozenset[ClusterEvent]]] = {}
         self._epoch = 0
+        self._latest: dict[ClusterEvent, int] = {}  # event -> the epoch it last happened at
         self._released_epoch = 0  # the epoch of the last release
         self._seen_epoch = 0  # the epoch the last snapshot saw: jobs are parked as of it
 
@@ -83,14 +90,14 @@ class ParkedJobs:
         """A snapshot is taken: what a cycle parks from it is parked as of this epoch."""
         self._seen_epoch = self._epoch
 
-    def park(self, job: str) -> None:
-        """Park ``job`` as of the last snapshot (at the end: the table stays in parking order).
+    def park(self, job: str, events: frozenset[ClusterEvent] = ALL_EVENTS) -> None:
+        """Park ``job`` as of the last snapshot until one of ``events`` (or ``max_s``).
 
-        A freeing event since that snapshot, which the job's cycle did not see, brings it
-        back at the next release.
+        At the end: the table stays in parking order. One of ``events`` since that snapshot,
+        which the job's cycle did not see, brings it back at the next release.
         """
         self._parked.pop(job, None)
-        self._parked[job] = (self._seen_epoch, time.monotonic())
+        self._parked[job] = (self._seen_epoch, time.monotonic(), events)
 
     def discard(self, job: str) -> None:
         """``job`` changed or went: it is not parked any more."""
@@ -102,25 +109,36 @@ class ParkedJobs:
         self._parked.clear()
         return jobs
 
-    def freed(self) -> None:
-        """Room may have been made: jobs parked until now come back at the next release."""
+    def event(self, event: ClusterEvent) -> None:
+        """``event`` happened: jobs parked until now that wait for it come back at release."""
         self._epoch += 1
+        self._latest[event] = self._epoch
 
     def release(self) -> list[str]:
-        """Unpark the jobs parked before the last freeing event or for too long; them.
+        """Unpark the jobs an awaited event or the time limit brings back; them.
 
-        Every cycle asks: with nothing freed since the last release, only the oldest can be
-        due, so the scan stops at the first job parked recently enough.
+        A job comes back when one of its events happened after it was parked, or when it
+        has been parked for ``max_s``.
+
+        Every cycle asks: with no event since the last release, only the oldest can be due,
+        so the scan stops at the first job parked recently enough.
         """
         if not self._parked:
             return []
         epoch, oldest = self._epoch, time.monotonic() - self.max_s
         if epoch != self._released_epoch:
             self._released_epoch = epoch
-            back = [job for job, (e, at) in self._parked.items() if e < epoch or at < oldest]
+            latest: dict[frozenset[ClusterEvent], int] = {}
+            back = []
+            for job, (parked_at, at, events) in self._parked.items():
+                last = latest.get(events)
+                if last is None:
+                    last = latest[events] = max((self._latest.get(e, 0) for e in events), default=0)
+                if parked_at < last or at < oldest:
+                    back.append(job)
         else:
             back = []
-            for job, (_, at) in self._parked.items():
+            for job, (_, at, _) in self._parked.items():
                 if at >= oldest:
                     break
                 back.append(job)
@@ -131,4 +149,4 @@ class ParkedJobs:
     def pod_changed(self, before: TaskInfo | None, after: TaskInfo | None) -> None:
         """A pod's task went from ``before`` to ``after`` (None: none)."""
         if frees(before, after):
-            self.freed()
+            self.event(ClusterEvent.POD_FREED)

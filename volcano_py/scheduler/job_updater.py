@@ -1,0 +1,144 @@
+"""``JobUpdater``: each job's outcome written back at session close (Volcano's ``jobUpdater``).
+
+Volcano's ``closeSession`` runs a ``JobUpdater`` over the session's jobs: each PodGroup's
+status is computed from what the cycle decided and written when it changed. Ours runs once
+the cycle's binds are done (a failed bind is part of the status: ``BindFailed``) and does,
+per job of the session:
+
+- the PodGroup's new status, conditions and HyperNode annotations (``status.py``,
+  ``eviction_writes.served_nomination``), handed to the writer (written off the cycle), or
+  kept in the cache for an implicit job (``implicit_jobs.py``), which has no object;
+- the Warning a job should see once (an invalid topology annotation, or topology asked for
+  while the scheduler does not enforce it);
+- the pending pods of a job that was not placed: their ``PodScheduled=False`` condition and
+  Event, with the reason;
+- setting the job aside: *settled* when it is done and its status is as written, *parked*
+  when it could not be placed, with the cluster events its ``JobFit`` reason waits for
+  (``ssn.wake_hints``, ``api/wake_hints.py``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from volcano_py.api import JSON
+from volcano_py.api.constants import PodGroupPhase
+from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
+from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.task_info import TaskStatus
+from volcano_py.scheduler.api.wake_hints import ClusterEvent
+from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.eviction_writes import served_nomination
+from volcano_py.scheduler.framework.interface import JobFit
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
+from volcano_py.scheduler.topology_config import NOT_CONFIGURED_REASON, job_message
+from volcano_py.scheduler.writer import Writer
+
+BIND_FAILED_REASON = "BindFailed"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _settles(job: JobInfo) -> bool:
+    """Nothing left for later cycles: Running or later, every task placed.
+
+    Pending and Inqueue jobs stay in: enqueue admits the former against free capacity and
+    reserves what the latter still need.
+    """
+    if job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE):
+        return False
+    return not any(task.status == TaskStatus.PENDING for task in job.tasks.values())
+
+
+class JobUpdater:
+    """Writes one closed session's job outcomes and sets jobs aside (module doc)."""
+
+    def __init__(
+        self,
+        cache: SchedulerCache,
+        writer: Writer,
+        versions: dict[str, int],
+        *,
+        topology_on: bool,
+    ) -> None:
+        """``versions``: each job's change counter in the cycle's snapshot.
+
+        ``topology_on``: whether the scheduler enforces network topology (else a job asking
+        for it is warned once).
+        """
+        self.cache = cache
+        self.writer = writer
+        self.versions = versions
+        self.topology_on = topology_on
+        self.now = _now()
+        self.transition_id = str(uuid.uuid4())
+        self.written = 0
+        # job -> (reason, message): told once as a Warning Event (``podgroup_warnings``)
+        self.warnings: dict[str, tuple[str, str]] = {}
+        self._settled: dict[str, int] = {}
+        self._parked: dict[str, int] = {}
+        self._waits: dict[str, frozenset[ClusterEvent]] = {}
+
+    def update_all(self, ssn: Session, bind_errors: dict[str, str]) -> None:
+        """Update every job of ``ssn``; then settle and park in the cache (one lock each)."""
+        for job in ssn.jobs.values():
+            self._update(ssn, job, bind_errors)
+        self.cache.settle(self._settled)
+        self.cache.park(self._parked, self._waits)
+
+    def _update(self, ssn: Session, job: JobInfo, bind_errors: dict[str, str]) -> None:
+        note = self._warn(job)
+        fit = ssn.job_fit.get(job.key)
+        failed = [uid for uid in bind_errors if uid in job.tasks]
+        if failed and fit is None:
+            message = f"binding {len(failed)} task(s) failed: {bind_errors[failed[0]]}"
+            fit = JobFit(BIND_FAILED_REASON, message)
+        written = self._write_status(ssn, job, fit, note)
+        version = self.versions.get(job.key, 0)
+        if fit is not None:
+            # parked even while its new status is being written: the write's echo brings it
+            # back once, to be parked again (a failed write: the next event or the limit)
+            self._parked[job.key] = version
+            self._waits[job.key] = ssn.wake_hints.events_for(fit.reason)
+            self._tell_pods(job, fit)
+        elif not written and _settles(job):
+            self._settled[job.key] = version
+
+    def _warn(self, job: JobInfo) -> str:
+        """Note the job's topology Warning, if any; the note for its condition ("" if none)."""
+        if job.topology_warning:
+            self.warnings[job.key] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
+        elif job.mode is not None and not self.topology_on:
+            note = job_message(job)
+            self.warnings[job.key] = (NOT_CONFIGURED_REASON, note)
+            return note
+        return ""
+
+    def _write_status(self, ssn: Session, job: JobInfo, fit: JobFit | None, note: str) -> bool:
+        """Hand the job's changed PodGroup to the writer; whether there was one to write."""
+        new: JSON | None = podgroup_status(
+            job.podgroup, job, fit, now=self.now, transition_id=self.transition_id, note=note
+        )
+        if new is None and job.key in ssn.nominations:
+            new = job.podgroup  # the nominated HyperNode annotation alone
+        new = served_nomination(ssn, job, new or job.podgroup) or new
+        if new is None:
+            return False
+        if self.cache.is_implicit(job.key):
+            self.cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
+            return False
+        self.writer.update_podgroup(new)
+        self.written += 1
+        return True
+
+    def _tell_pods(self, job: JobInfo, fit: JobFit) -> None:
+        """Each pending pod's ``PodScheduled=False`` condition and Event, with the reason."""
+        for task in job.pending_tasks():
+            pod = self.cache.pod(task.key)
+            if pod is not None:
+                condition = pod_unschedulable_condition(pod, fit.message, now=self.now)
+                self.writer.pod_unschedulable(pod, condition, fit.message)
