@@ -55,6 +55,7 @@ _.maxlong
 pytest_collection_modifyitems
 pytestmark
 _restore_logging
+_own_environment
 restore_interpreter
 fast_thread_switching
 collector_off

@@ -250,5 +250,27 @@ def test_load_config_does_not_fall_back_to_in_cluster_for_a_broken_default_file(
     broken = tmp_path / "config"
     broken.write_text("users: {\n")
     monkeypatch.setenv("KUBECONFIG", str(broken))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ConfigError, match=f"kubeconfig {broken}: cannot load it"):
+        load_config()
+
+
+def test_load_config_reads_kubeconfig_when_called_not_when_the_package_was_imported(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the kubernetes package takes $KUBECONFIG once, at import: a shell that exported a
+    # working cluster's kubeconfig then must not answer for a $KUBECONFIG set since
+    from kubernetes.config import kube_config
+
+    working = tmp_path / "working"
+    working.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+        "users: [{name: u, user: {exec: {command: x, apiVersion: v1}}}]\n"
+    )
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(working))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "gone"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ConfigError, match=f"KUBECONFIG {tmp_path / 'gone'} does not exist"):
         load_config()

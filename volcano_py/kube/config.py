@@ -62,8 +62,10 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
 
     cfg = Configuration()
     try:
+        # the path resolved now: the package's own default is $KUBECONFIG as it was when the
+        # package was first imported
         kconfig.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, client_configuration=cfg
+            config_file=kubeconfig or default, context=context, client_configuration=cfg
         )
     except Exception as e:  # the package raises ConfigException, OSError, YAML and type errors
         source = kubeconfig or default
