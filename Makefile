@@ -54,12 +54,14 @@ certs: $(STAMP)
 
 # The topology view's browser tests (tests/integration/ui) drive Debian's headless Chromium.
 # Installed here when missing and we may (root, or passwordless sudo); otherwise a warning, and
-# those tests fail with the same install hint (they never skip).
+# those tests fail with the same install hint (they never skip). apt waits up to 10 minutes
+# for dpkg's lock when another install (unattended-upgrades, a second make) holds it.
 CHROMIUM_PKGS := chromium chromium-driver
+APT_GET := apt-get -o DPkg::Lock::Timeout=600
 browser:
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
-	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PKGS); \
-	elif sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PKGS); \
+	elif [ "$$(id -u)" = 0 ]; then $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $(CHROMIUM_PKGS); \
+	elif sudo -n true 2>/dev/null; then sudo $(APT_GET) update -qq && sudo DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $(CHROMIUM_PKGS); \
 	else echo "WARNING: chromium missing and no root: the browser tests will fail;" \
 	  "install with: sudo apt-get install -y $(CHROMIUM_PKGS)" >&2; fi
 
@@ -68,8 +70,9 @@ browser:
 test: $(STAMP) testbin browser
 	$(PY) -m tests.run tests/unit tests/integration $(PYTEST_ARGS)
 
+# the slowest ten are a report (unit tests are fast), never a failure: see tests/conftest.py
 unit: $(STAMP)
-	$(PY) -m tests.run tests/unit $(PYTEST_ARGS)
+	$(PY) -m tests.run tests/unit --durations=10 $(PYTEST_ARGS)
 
 integration: $(STAMP) testbin browser
 	$(PY) -m tests.run tests/integration $(PYTEST_ARGS)

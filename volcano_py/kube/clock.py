@@ -169,8 +169,11 @@ class FakeClock:
         with self._lock:
             return self._pending()
 
-    def block_until_waiters(self, count: int = 1, timeout: float = 1.0) -> bool:
+    def block_until_waiters(self, count: int = 1, timeout: float = 30.0) -> bool:
         """Wait (real time, at most ``timeout``) until ``count`` threads are blocked on us.
+
+        The default is a hang guard for a test on a loaded machine: it returns as soon as the
+        threads block.
 
         A thread whose deadline a step has already passed no longer counts, even before it
         wakes up, so ``step(); block_until_waiters()`` waits for the next sleep.

@@ -159,10 +159,11 @@ def test_resolution_over_ten_thousand_nodes_is_fast() -> None:
         "Node",
         {"labelMatch": {"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r7"]}]}},
     )
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other processes' load does not count
     assert len(resolve_node_members(regex, nodes)) == 1111
     assert len(resolve_node_members(labels, nodes)) == 100
-    assert time.perf_counter() - start < 0.5
+    # a guard against a quadratic resolution, not a figure (bench_hypernode measures it)
+    assert time.process_time() - start < 5.0
 
 
 def test_hypernode_from_dict_reads_every_field() -> None:

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.unit.waits import WAIT_S
 from volcano_py.kube.clock import FakeClock, RealClock
 
 
@@ -33,8 +34,8 @@ def test_fake_clock_sleep_returns_only_when_stepped_past_the_deadline() -> None:
     clock.step(4.9)
     assert not woke.wait(0.01)
     clock.step(0.1)
-    assert woke.wait(1)
-    sleeper.join(1)
+    assert woke.wait(WAIT_S)
+    sleeper.join(WAIT_S)
 
 
 def test_fake_clock_wait_event_times_out_on_step_and_returns_early_on_set() -> None:
@@ -52,7 +53,7 @@ def test_fake_clock_wait_event_times_out_on_step_and_returns_early_on_set() -> N
     clock.step(2.0)
     assert clock.block_until_waiters(1)
     stop.set()
-    thread.join(1)
+    thread.join(WAIT_S)
     assert results == [False, True]
 
 
@@ -70,8 +71,8 @@ def test_fake_clock_wait_wakes_condition_waiters_on_step() -> None:
     thread.start()
     assert clock.block_until_waiters(1)
     clock.step(3.0)
-    assert woke.wait(1)
-    thread.join(1)
+    assert woke.wait(WAIT_S)
+    thread.join(WAIT_S)
     assert clock.waiters() == 0
 
 

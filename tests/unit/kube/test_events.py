@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from tests.unit.kube.memclient import MemoryClient
+from tests.unit.waits import WAIT_S
 from volcano_py.api.resources import EVENTS, HYPERNODES, NODES
 from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, ServerError
@@ -283,7 +284,7 @@ def test_recorder_thread_writes_queued_events_and_stops() -> None:
     assert thread.name == "event-recorder"
     rec.event(POD, NORMAL, "A", "m")
     rec.event(POD, NORMAL, "B", "m")
-    rec.stop(timeout=1)
+    rec.stop(timeout=WAIT_S)
     assert not thread.is_alive()
     assert sorted(e["reason"] for e in events(client)) == ["A", "B"]
     rec.event(POD, NORMAL, "AfterStop", "m")

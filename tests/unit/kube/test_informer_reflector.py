@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.waits import WAIT_S, wait_until
 from volcano_py.api import resources as R
 from volcano_py.kube.errors import ConnectionFailed
 from volcano_py.kube.informer import EventHandler, Informer
@@ -83,12 +84,12 @@ def run_script(
     )
     thread = threading.Thread(target=informer.run, daemon=True)
     thread.start()
-    assert done.wait(1.5)
-    deadline = time.monotonic() + 1
+    assert done.wait(WAIT_S)
+    deadline = time.monotonic() + WAIT_S
     while len(seen) < expect and time.monotonic() < deadline:
         time.sleep(0.005)
     informer.stop()
-    thread.join(1)
+    thread.join(WAIT_S)
     return informer, seen, client
 
 
@@ -199,7 +200,8 @@ def test_an_informer_started_by_many_threads_at_once_runs_one_reflector(
                 caller.start()
             for caller in callers:
                 caller.join()
-        time.sleep(0.3)  # every reflector thread started has recorded itself
+        wait_until(lambda: len(started) >= 50, "every informer started its reflector")
+        time.sleep(0.3)  # an extra reflector thread, if any, has recorded itself
     finally:
         sys.setswitchinterval(previous)
         release.set()

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
 
 from tests.unit.kube.memclient import MemoryClient
+from tests.unit.waits import WAIT_S
 from volcano_py.api.resources import LEASES
 from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import Conflict, ServerError
@@ -181,11 +183,12 @@ class Callbacks:
     def on_started(self, leading_stop: threading.Event) -> None:
         self.leading_stop = leading_stop
         self.started.set()
-        leading_stop.wait(1)  # leader-only work runs until leadership ends
+        leading_stop.wait(WAIT_S)  # leader-only work runs until leadership ends
 
 
 def step_until(clock: FakeClock, done: threading.Event, seconds: float) -> None:
-    for _ in range(100):
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
         if done.is_set():
             return
         if clock.block_until_waiters(1, timeout=0.05):
@@ -200,10 +203,10 @@ def test_elector_run_leads_then_releases_on_stop() -> None:
     stop = threading.Event()
     thread = me.start(stop)
     assert thread.name == "leader-election"
-    assert cb.started.wait(1)
+    assert cb.started.wait(WAIT_S)
     assert me.is_leader()
     stop.set()
-    thread.join(1)
+    thread.join(WAIT_S)
     assert cb.stopped.is_set()
     assert cb.leading_stop is not None
     assert cb.leading_stop.is_set()
@@ -218,13 +221,13 @@ def test_elector_run_stops_leading_when_renewals_fail_past_the_deadline() -> Non
     me = elector(client, clock, **cb.kwargs())
     stop = threading.Event()
     thread = me.start(stop)
-    assert cb.started.wait(1)
+    assert cb.started.wait(WAIT_S)
     broken = [ServerError(500, "InternalError", "etcd down") for _ in range(50)]
     client.fail("update", *broken)
     client.fail("get", *broken)
     start = clock.now()
     step_until(clock, cb.stopped, 2.0)
-    thread.join(1)
+    thread.join(WAIT_S)
     assert not thread.is_alive(), "run returns once leadership is lost"
     assert not me.is_leader()
     assert cb.leading_stop is not None
@@ -238,12 +241,12 @@ def test_elector_run_stops_leading_at_once_when_another_holder_appears() -> None
     me = elector(client, clock, **cb.kwargs())
     stop = threading.Event()
     thread = me.start(stop)
-    assert cb.started.wait(1)
+    assert cb.started.wait(WAIT_S)
     assert clock.block_until_waiters(1)
     client.bump(LEASES, NAME, NS, holderIdentity="usurper")
     clock.step(2.0)
-    assert cb.stopped.wait(1)
-    thread.join(1)
+    assert cb.stopped.wait(WAIT_S)
+    thread.join(WAIT_S)
     assert not me.is_leader()
     assert cb.leaders == ["me", "usurper"]
     assert lease_spec(client)["holderIdentity"] == "usurper", "a lost lease is not released"
@@ -255,7 +258,7 @@ def test_elector_fence_closes_renew_deadline_after_the_last_renewal_was_sent() -
     assert not me.holds_lease()
     stop = threading.Event()
     thread = me.start(stop)
-    assert cb.started.wait(1)
+    assert cb.started.wait(WAIT_S)
     assert me.holds_lease()
     # The process is paused (no renewal runs) while time passes: the fence closes at the
     # renew deadline, before the election thread has noticed anything.
@@ -266,5 +269,5 @@ def test_elector_fence_closes_renew_deadline_after_the_last_renewal_was_sent() -
     assert me.is_leader()
     assert not me.holds_lease()
     stop.set()
-    thread.join(1)
+    thread.join(WAIT_S)
     assert not me.holds_lease()

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from tests.unit.kube.test_informer_reflector import ScriptedClient, cm
+from tests.unit.waits import WAIT_S
 from volcano_py.api import resources as R
 from volcano_py.kube.errors import Forbidden
 from volcano_py.kube.informer import EventHandler, Listed, SharedInformerFactory
@@ -64,14 +65,14 @@ def test_drop_forgets_lists_and_an_unfinished_prefetch_hands_out_nothing() -> No
 
     class SlowClient(PagedClient):
         def list(self, resource: Any, namespace: Any = None, **kwargs: Any) -> JSON:
-            release.wait(10)
+            release.wait(2 * WAIT_S)
             return super().list(resource, namespace, **kwargs)
 
     prefetch = ListPrefetch(SlowClient, (R.CONFIGMAPS,))  # type: ignore[arg-type]
     prefetch.start()
     started = time.monotonic()
     assert not prefetch.wait(0.2)  # the fork goes ahead; the worker lists for itself
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < WAIT_S  # not held for the list's 60 s
     release.set()
     time.sleep(0.3)
     assert prefetch.take(R.CONFIGMAPS) is None  # dropped when the wait gave up
@@ -111,8 +112,8 @@ def test_an_informer_starts_from_its_head_start_and_watches_from_its_resource_ve
         )
     )
     informer.start()
-    assert done.wait(1)
-    deadline = time.monotonic() + 1
+    assert done.wait(WAIT_S)
+    deadline = time.monotonic() + WAIT_S
     while len(seen) < 4 and time.monotonic() < deadline:
         time.sleep(0.01)
     informer.stop()

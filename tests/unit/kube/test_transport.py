@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.waits import WAIT_S, wait_until
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import ClientConfig
 from volcano_py.kube.errors import ConnectionFailed, NotFound
@@ -58,6 +59,7 @@ class Server:
         self.scripts = list(scripts)
         self.requests: list[bytes] = []
         self.connections = 0
+        self.closed = 0  # connections whose script has ended
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.tls = tls
@@ -83,6 +85,7 @@ class Server:
             self.errors.append(e)
         finally:
             sock.close()
+            self.closed += 1
 
     def close(self) -> None:
         self.listener.close()
@@ -225,7 +228,7 @@ def test_idle_connection_the_server_closed_is_dropped_before_a_post(
     server = serve(once_then_close, answer_each(ok(b"second")))
     wire = transport(server)
     assert wire.request("POST", "/", b"", b"a", 5.0)[1] == b"first"
-    time.sleep(0.1)  # the server's close reaches the idle connection
+    wait_until(lambda: server.closed == 1, "the server closed the first connection")
     assert wire.request("POST", "/", b"", b"b", 5.0)[1] == b"second"
     assert [r[-1:] for r in server.requests] == [b"a", b"b"]
 
@@ -284,14 +287,14 @@ def test_silent_server_times_out_without_a_retry(serve: Callable[..., Server]) -
 
     def silent(peer: Peer) -> None:
         assert peer.request()
-        gate.wait(5)
+        gate.wait(2 * WAIT_S)
 
     server = serve(silent)
     started = time.monotonic()
     with pytest.raises(TransportError, match="timed out"):
         transport(server).request("GET", "/", b"", None, 0.2)
     gate.set()
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < WAIT_S  # not held until the server's 60 s
     assert len(server.requests) == 1
 
 
@@ -311,7 +314,7 @@ def test_stream_yields_chunks_as_they_come_and_abort_ends_a_blocked_read(
         assert peer.request()
         peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         peer.send(b"6\r\nevent1\r\n")
-        gate.wait(5)
+        gate.wait(2 * WAIT_S)
 
     server = serve(watch)
     stream = transport(server).open_stream("GET", "/watch", b"", 60.0)
@@ -322,7 +325,7 @@ def test_stream_yields_chunks_as_they_come_and_abort_ends_a_blocked_read(
     started = time.monotonic()
     with pytest.raises((TransportError, StopIteration)):
         next(pieces)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < WAIT_S  # not blocked until the server's 60 s
     stream.close()
     gate.set()
 
@@ -345,7 +348,7 @@ def test_tls_server_is_verified_against_the_given_ca(
     untrusted = KubeClient(ClientConfig(host=f"https://127.0.0.1:{server.port}"), qps=0)
     with pytest.raises(ConnectionFailed, match="CERTIFICATE_VERIFY_FAILED"):
         untrusted.request("GET", "/api/v1/pods")
-    time.sleep(0.1)
+    wait_until(lambda: server.errors, "the server saw the client's refusal")
     assert [type(e) for e in server.errors] == [ssl.SSLError]  # the client's refusal
     server.errors.clear()
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from tests.unit.waits import WAIT_S
 from volcano_py.kube.clock import FakeClock
 from volcano_py.kube.errors import Conflict, PermanentError, TemporaryError
 from volcano_py.kube.ratelimit import BucketRateLimiter, ItemExponentialFailureRateLimiter
@@ -80,7 +81,7 @@ def test_workqueue_holds_back_a_key_re_added_while_a_worker_has_it() -> None:
     assert clock.block_until_waiters(1), "the second worker must wait, not take 'a'"
     assert got == []
     queue.done("a")
-    second_worker.join(1)
+    second_worker.join(WAIT_S)
     assert got == ["a"]
 
 
@@ -118,7 +119,7 @@ def test_workqueue_never_gives_one_key_to_two_workers_and_processes_after_last_a
         queue.add(key)
     queue.shut_down()
     for thread in workers:
-        thread.join(1)
+        thread.join(WAIT_S)
     assert not any(thread.is_alive() for thread in workers)
     assert overlaps == []
     assert all(last_start[key] > last_add[key] for key in keys), (last_add, last_start)
@@ -134,7 +135,7 @@ def test_workqueue_shut_down_unblocks_every_getter() -> None:
     assert clock.block_until_waiters(3)
     queue.shut_down()
     for thread in getters:
-        thread.join(1)
+        thread.join(WAIT_S)
     assert results == [None, None, None]
 
 
@@ -158,7 +159,7 @@ def test_workqueue_shut_down_with_drain_waits_for_keys_in_flight() -> None:
     assert drainer.is_alive(), "drain must wait for done()"
     queue.add("late")
     queue.done("a")
-    drainer.join(1)
+    drainer.join(WAIT_S)
     assert not drainer.is_alive()
     assert queue.get() is None
 
@@ -226,7 +227,7 @@ def test_delaying_queue_blocked_get_wakes_when_the_clock_reaches_the_deadline() 
     queue.add_after("a", 2.0)
     assert clock.block_until_waiters(1)
     clock.step(2.0)
-    getter.join(1)
+    getter.join(WAIT_S)
     assert got == ["a"]
 
 
@@ -386,9 +387,9 @@ def test_run_workers_uses_named_threads_and_returns_after_stop() -> None:
         queue.add(key)
     runner = threading.Thread(target=run_workers, args=(queue, 2, sync, stop, "pg-controller"))
     runner.start()
-    assert all_seen.wait(1)
+    assert all_seen.wait(WAIT_S)
     stop.set()
-    runner.join(1)
+    runner.join(WAIT_S)
     assert not runner.is_alive()
     assert queue.shutting_down
     assert all(re.fullmatch(r"controller:pg-controller:worker-[01]", n) for n in seen.values())

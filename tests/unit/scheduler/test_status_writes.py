@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+from tests.unit.waits import WAIT_S
 from volcano_py.scheduler.status_writes import StatusWrites
 
 
@@ -17,12 +18,12 @@ def test_a_newer_object_replaces_an_unsent_one_of_the_same_podgroup() -> None:
     written: list[tuple[str, str]] = []
 
     def write(pg: dict) -> None:
-        gate.wait(5)
+        gate.wait(WAIT_S)
         written.append((pg["metadata"]["name"], pg["status"]["phase"]))
 
     writes = StatusWrites(write, workers=1)
     writes.put(_pg("first", "Pending"))  # taken by the worker, held at the gate
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + WAIT_S
     while writes.pending() != 1 or writes._pending:
         assert time.monotonic() < deadline, "the worker never took the first write"
         time.sleep(0.001)
@@ -31,22 +32,28 @@ def test_a_newer_object_replaces_an_unsent_one_of_the_same_podgroup() -> None:
     writes.put(_pg("a", "Running"))  # replaces a/Pending, never sent
     assert writes.pending() == 3
     gate.set()
-    assert writes.flush(5)
+    assert writes.flush(WAIT_S)
     assert written == [("first", "Pending"), ("a", "Running"), ("b", "Inqueue")]
     writes.close()
 
 
 def test_put_returns_at_once_while_the_writes_take_their_time() -> None:
-    def slow(pg: dict) -> None:
-        time.sleep(0.05)
+    gate = threading.Event()
+    written: list[str] = []
 
-    writes = StatusWrites(slow, workers=2)
-    started = time.perf_counter()
+    def held(pg: dict) -> None:
+        gate.wait(WAIT_S)  # every write is held until the puts are done
+        written.append(pg["metadata"]["name"])
+
+    writes = StatusWrites(held, workers=2)
     for i in range(20):
-        writes.put(_pg(f"pg-{i}", "Pending"))
-    assert time.perf_counter() - started < 0.05  # 20 writes would take 0.5 s in line
-    assert writes.flush(5)
+        writes.put(_pg(f"pg-{i}", "Pending"))  # would block here if put wrote in line
+    assert writes.pending() == 20
+    assert written == []
+    gate.set()
+    assert writes.flush(WAIT_S)
     assert writes.pending() == 0
+    assert sorted(written) == sorted(f"pg-{i}" for i in range(20))
     writes.close()
 
 
@@ -61,7 +68,7 @@ def test_a_failing_write_does_not_stop_the_others() -> None:
     writes = StatusWrites(write, workers=1)
     writes.put(_pg("bad", "Pending"))
     writes.put(_pg("good", "Pending"))
-    assert writes.flush(5)
+    assert writes.flush(WAIT_S)
     assert written == ["good"]
     writes.close()
 
@@ -72,15 +79,15 @@ def test_close_gives_up_on_a_stuck_write_within_its_timeout_and_drops_later_puts
 
     def write(pg: dict) -> None:
         if pg["metadata"]["name"] == "stuck":
-            stuck.wait(10)
+            stuck.wait(2 * WAIT_S)
         written.append(pg["metadata"]["name"])
 
     writes = StatusWrites(write, workers=1)
     writes.put(_pg("stuck", "Pending"))
     writes.put(_pg("behind", "Pending"))
-    started = time.perf_counter()
+    started = time.monotonic()
     writes.close(timeout=0.2)
-    assert time.perf_counter() - started < 2
+    assert time.monotonic() - started < WAIT_S  # not held by the write stuck for 60 s
     writes.put(_pg("late", "Pending"))  # after close: ignored
     stuck.set()
     time.sleep(0.1)

@@ -6,6 +6,7 @@ import contextlib
 import threading
 from typing import Any
 
+from tests.unit.waits import WAIT_S
 from webhooks.deferred import DeferredApp
 
 
@@ -36,7 +37,7 @@ def test_built_once_on_the_first_request_even_when_requests_race() -> None:
         t.start()
     gate.set()
     for t in threads:
-        t.join(5)
+        t.join(WAIT_S)
     assert builds == [1]
     assert answers == [[b"/x"]] * 4
     assert deferred.built

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+from tests.unit.waits import WAIT_S
 from volcano_py.controllers.hypernode.config import (
     ConfigError,
     DiscoveryConfig,
@@ -173,7 +174,7 @@ def test_manager_holds_one_result_in_flight_per_source(harness) -> None:
     assert second.is_alive()  # blocked: the first result is not reconciled yet
     assert manager.pending("alpha") is first
     manager.result_synced("alpha", first)
-    second.join(1.0)
+    second.join(WAIT_S)
     assert not second.is_alive()
     pending = manager.pending("alpha")
     assert pending is not None
@@ -191,7 +192,7 @@ def test_manager_stopping_a_source_drops_its_result_and_unblocks_its_sink(harnes
     blocked = threading.Thread(target=sink.submit, args=([],))
     blocked.start()
     manager.apply(conf("- {source: alpha, enabled: false}"))
-    blocked.join(1.0)
+    blocked.join(WAIT_S)
     assert not blocked.is_alive()
     assert manager.pending("alpha") is None
     assert sink.stopped
