@@ -40,7 +40,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,22 +47,13 @@ from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import Conflict, NotFound
 from webhooks import certdates
+from webhooks.certbundle import CertBundle as CertBundle  # part of this module's API
 
 log = logging.getLogger(__name__)
 
 CA_FILE, CERT_FILE, KEY_FILE = "ca.crt", "tls.crt", "tls.key"
 DEFAULT_SERVICE, DEFAULT_NAMESPACE = "volcano-py", "volcano-system"
 CA_DAYS, SERVING_DAYS = 3650, 365
-
-
-@dataclass(frozen=True, slots=True)
-class CertBundle:
-    """PEM bytes: the CA certificate(s), the serving certificate, its key, and the CA key."""
-
-    ca_cert: bytes
-    cert: bytes
-    key: bytes
-    ca_key: bytes = b""
 
 
 def dns_names(service: str, namespace: str) -> list[str]:

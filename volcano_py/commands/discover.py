@@ -29,6 +29,7 @@ from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of, namespace_of
 from volcano_py.api.safeload import CONFIG_LIMITS, FILE_LIMITS, LoadError, load_yaml, load_yaml_all
 from volcano_py.commands.inputs import InputError, read_text
+from volcano_py.controllers.hypernode.bodies import desired_body
 from volcano_py.controllers.hypernode.config import (
     ConfigError,
     NetworkTopologyConfig,
@@ -42,7 +43,6 @@ from volcano_py.controllers.hypernode.discovery import (
     DiscoveryContext,
     DiscoveryResult,
 )
-from volcano_py.controllers.hypernode.reconcile import desired_body
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.store import Store
 

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
 from volcano_py.controllers.hypernode.plan import RoundPlan
-
-if TYPE_CHECKING:
-    from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome
 
 JSON = dict[str, Any]
 
@@ -111,10 +108,3 @@ class IdleRound:
         return same_objects(result.hypernodes, last.hypernodes) and same_objects(
             store_objects, self.store_objects
         )
-
-
-def idle_round(outcome: ReconcileOutcome, plan: RoundPlan) -> bool:
-    """Nothing written, skipped, deleted, waiting or held back: the round changed nothing."""
-    changed = outcome.writes or outcome.created or outcome.updated or outcome.deleted
-    pending = plan.deletes or plan.waiting or plan.retired or plan.expired or plan.superseded
-    return not (changed or outcome.skipped or pending or plan.held_back or plan.config_changed)

@@ -41,11 +41,16 @@ from typing import Any, Protocol
 from volcano_py.api import resources as R
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, STALE_CONDITION
 from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
+from volcano_py.controllers.hypernode.bodies import (
+    conditions_of,
+    desired_body,
+    unchanged,
+    update_patch,
+)
 from volcano_py.controllers.hypernode.config import DEFAULT_DELETION_GRACE_SECONDS
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
-from volcano_py.controllers.hypernode.idle import IdleRound, idle_round
+from volcano_py.controllers.hypernode.idle import IdleRound
 from volcano_py.controllers.hypernode.plan import (
-    CONFIG_ANNOTATION,
     MissingSince,
     RoundPlan,
     parents_first,
@@ -116,6 +121,13 @@ class ReconcileOutcome:
     held_back: str | None = None
     writes: int = 0
     plan: RoundPlan | None = None
+
+
+def idle_round(outcome: ReconcileOutcome, plan: RoundPlan) -> bool:
+    """Nothing written, skipped, deleted, waiting or held back: the round changed nothing."""
+    changed = outcome.writes or outcome.created or outcome.updated or outcome.deleted
+    pending = plan.deletes or plan.waiting or plan.retired or plan.expired or plan.superseded
+    return not (changed or outcome.skipped or pending or plan.held_back or plan.config_changed)
 
 
 class Reconciler:
@@ -206,7 +218,7 @@ class Reconciler:
             else:
                 name = name_of(body)
                 current = latest.get(name, maybe_current)
-                if current is maybe_current and _unchanged(current, body):
+                if current is maybe_current and unchanged(current, body):
                     continue  # the idle round's common case: no write, no retry wrapper
                 self._update(outcome, current, body)
         outcome.writes = self.writes - writes_before
@@ -281,7 +293,7 @@ class Reconciler:
         }
 
         def attempt(current: JSON) -> bool:
-            conditions = _conditions(current)
+            conditions = conditions_of(current)
             old = next((c for c in conditions if c.get("type") == STALE_CONDITION), None)
             if old is not None and all(
                 old.get(k) == condition[k] for k in ("status", "reason", "message")
@@ -299,7 +311,7 @@ class Reconciler:
 
     def _clear_stale(self, obj: JSON) -> bool:
         def attempt(current: JSON) -> bool:
-            conditions = _conditions(current)
+            conditions = conditions_of(current)
             kept = [c for c in conditions if c.get("type") != STALE_CONDITION]
             if len(kept) == len(conditions):
                 return False
@@ -365,7 +377,7 @@ class Reconciler:
             latest[0] = current
             if labels_of(current).get(NETWORK_TOPOLOGY_SOURCE_LABEL) != outcome.source:
                 return False  # someone took it over meanwhile: no longer ours to write
-            patch = _update_patch(current, desired)
+            patch = update_patch(current, desired)
             if patch is None:
                 return False
             patch["metadata"]["resourceVersion"] = resource_version_of(current)
@@ -433,67 +445,3 @@ class Reconciler:
             self._recorder.event(obj, WARNING, reason, message, resource=resource)
         except ValueError:
             log.debug("cannot record an event about %s", name_of(obj))
-
-
-# -- pure helpers -------------------------------------------------------------------------
-
-
-def desired_body(hypernode: Mapping[str, Any], source: str, fingerprint: str = "") -> JSON:
-    """A clean copy of a discovered HyperNode, labelled with its source.
-
-    ``fingerprint`` (when known) is stamped as ``CONFIG_ANNOTATION`` (see ``plan.py``).
-    """
-    meta = hypernode.get("metadata") or {}
-    labels = dict(meta.get("labels") or {})
-    labels[NETWORK_TOPOLOGY_SOURCE_LABEL] = source
-    out_meta: JSON = {"name": meta["name"], "labels": labels}
-    annotations = dict(meta.get("annotations") or {})
-    if fingerprint:
-        annotations[CONFIG_ANNOTATION] = fingerprint
-    if annotations:
-        out_meta["annotations"] = annotations
-    return {
-        "apiVersion": R.HYPERNODES.api_version,
-        "kind": R.HYPERNODES.kind,
-        "metadata": out_meta,
-        # a shallow copy: the reconcile never changes a result, and a deep copy of 10,000
-        # member selectors was most of an idle round's cost
-        "spec": dict(hypernode.get("spec") or {}),
-    }
-
-
-def _update_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> JSON | None:
-    """The merge patch turning ``current`` into ``desired``; None when nothing differs.
-
-    The spec is replaced (keys ``desired`` lacks are nulled); labels and annotations only
-    gain or change keys.
-    """
-    patch: JSON = {"metadata": {}}
-    meta = desired.get("metadata") or {}
-    current_meta = current.get("metadata") or {}
-    for key in ("labels", "annotations"):
-        have = current_meta.get(key) or {}
-        changes = {k: v for k, v in (meta.get(key) or {}).items() if have.get(k) != v}
-        if changes:
-            patch["metadata"][key] = changes
-    want_spec = desired.get("spec") or {}
-    have_spec = current.get("spec") or {}
-    if want_spec != have_spec:
-        spec_patch: JSON = {k: None for k in have_spec if k not in want_spec}
-        spec_patch.update(want_spec)
-        patch["spec"] = spec_patch
-    if not patch["metadata"] and "spec" not in patch:
-        return None
-    return patch
-
-
-def _unchanged(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    """Nothing to patch and none of our condition to clear."""
-    if _update_patch(current, desired) is not None:
-        return False
-    return not any(c.get("type") == STALE_CONDITION for c in _conditions(current))
-
-
-def _conditions(obj: Mapping[str, Any]) -> list[JSON]:
-    status = obj.get("status") or {}
-    return [c for c in status.get("conditions") or [] if isinstance(c, dict)]
