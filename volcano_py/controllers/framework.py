@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
@@ -67,7 +67,6 @@ class ControllerOptions:
     # (controllers/podgroup/implicit.py); the manager sets it when its scheduler runs
     implicit_pod: Callable[[Mapping[str, Any]], bool] = lambda pod: False
     namespace: str = "volcano-system"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Controller(Protocol):

@@ -51,6 +51,7 @@ from volcano_py.api.resources import EVENTS, APIResource
 from volcano_py.api.safeload import clip
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, ApiError, NotFound, is_retryable
+from volcano_py.kube.verbs import Create, Patch
 
 log = logging.getLogger(__name__)
 
@@ -99,18 +100,8 @@ class Recorder(Protocol):
         ...
 
 
-class EventClient(Protocol):
+class EventClient(Create, Patch, Protocol):
     """The part of ``KubeClient`` the recorder uses."""
-
-    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST a new object."""
-        ...
-
-    def patch(
-        self, resource: APIResource, name: str, patch: Any, namespace: str | None = None
-    ) -> JSON:
-        """PATCH an object (merge patch)."""
-        ...
 
 
 def object_reference(obj: Mapping[str, Any], resource: APIResource | None = None) -> JSON:

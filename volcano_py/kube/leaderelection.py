@@ -46,10 +46,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from volcano_py.api.resources import LEASES, APIResource
+from volcano_py.api.resources import LEASES
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, NotFound
 from volcano_py.kube.events import NORMAL, Recorder
+from volcano_py.kube.verbs import Create, Get, Update
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +59,8 @@ JITTER_FACTOR = 1.2
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-class LeaseClient(Protocol):
+class LeaseClient(Get, Create, Update, Protocol):
     """The part of ``KubeClient`` leader election uses."""
-
-    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
-        """GET one object."""
-        ...
-
-    def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST a new object."""
-        ...
-
-    def update(self, resource: APIResource, body: JSON) -> JSON:
-        """PUT an object."""
-        ...
 
 
 def format_microtime(when: datetime) -> str:

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from volcano_py.api.meta import object_key
+
 JSON = dict[str, Any]
 IndexFunc = Callable[[JSON], Iterable[str]]
 
@@ -29,10 +31,14 @@ def namespace_index(obj: JSON) -> builtins.list[str]:
 
 
 def key_of(obj: JSON) -> str:
-    """The store key of an object: ``namespace/name`` or ``name``."""
-    meta = obj["metadata"]
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
+    """The store key of an object: ``namespace/name`` or ``name`` (``api.meta.object_key``).
+
+    Raises:
+        KeyError: the object has no ``metadata.name`` (a store never holds one without).
+    """
+    if not (obj.get("metadata") or {}).get("name"):
+        raise KeyError("metadata.name")
+    return object_key(obj)
 
 
 class Store:

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from volcano_py.api.meta import object_key
 from volcano_py.api.resources import CONFIGMAPS
 from volcano_py.api.safeload import clip
 from volcano_py.kube.events import Recorder
@@ -86,7 +87,7 @@ class ConfWatch:
             return self.conf
         self._seen_text = text
         assert cm is not None
-        key = _key(cm)
+        key = object_key(cm)
         try:
             conf = load_conf(text, self.plugins, self.actions)
         except Exception as e:  # ConfError, or any bug in a plugin's builder
@@ -122,8 +123,3 @@ def publish_not_implemented(conf: SchedulerConf) -> None:
     for entry in conf.not_implemented:
         kind, _, name = entry.partition(" ")
         SCHEDULER_CONF_NOT_IMPLEMENTED.labels(kind, name).set(1)
-
-
-def _key(cm: Mapping[str, Any]) -> str:
-    meta = cm.get("metadata") or {}
-    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from volcano_py.api.meta import object_key
 from volcano_py.api.resources import PODGROUPS, PODS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -169,7 +170,7 @@ class KubeWriter:
     def pod_unschedulable(self, pod: JSON, condition: JSON | None, message: str) -> None:
         """Patch the condition (when new) and record a rate-limited FailedScheduling event."""
         meta = pod.get("metadata") or {}
-        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        key = object_key(pod)
         if condition is not None:
             try:
                 self.client.patch(
@@ -294,8 +295,7 @@ class MemoryWriter:
 
     def pod_unschedulable(self, pod: JSON, condition: JSON | None, message: str) -> None:
         """Record the event; store the condition on the cached pod."""
-        meta = pod.get("metadata") or {}
-        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        key = object_key(pod)
         self.events.append((key, "FailedScheduling", message))
         if condition is not None:
             status = dict(pod.get("status") or {})
@@ -305,8 +305,7 @@ class MemoryWriter:
 
     def evict(self, victim: JSON, message: str) -> str | None:
         """Delete the victim from the cache (an eviction whose grace period has passed)."""
-        meta = victim.get("metadata") or {}
-        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        key = object_key(victim)
         error = self.refuse_eviction(victim) if self.refuse_eviction else None
         if error is not None:
             return error
@@ -318,5 +317,4 @@ class MemoryWriter:
 
     def nominate(self, pod: JSON, node_name: str) -> None:
         """Remember the nominated node."""
-        meta = pod.get("metadata") or {}
-        self.nominated[f"{meta.get('namespace')}/{meta.get('name')}"] = node_name
+        self.nominated[object_key(pod)] = node_name

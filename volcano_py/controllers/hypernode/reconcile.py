@@ -60,6 +60,7 @@ from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
 from volcano_py.kube.events import WARNING, Recorder
 from volcano_py.kube.retry import retry_on_conflict
+from volcano_py.kube.verbs import Create, Delete, Get, Patch
 
 log = logging.getLogger(__name__)
 
@@ -72,41 +73,8 @@ REASON_WRITE_REJECTED = "HyperNodeRejected"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-class HyperNodeClient(Protocol):
+class HyperNodeClient(Get, Create, Patch, Delete, Protocol):
     """The ``KubeClient`` verbs the reconcile uses."""
-
-    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """GET one object."""
-        ...
-
-    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST an object."""
-        ...
-
-    def patch(
-        self,
-        resource: R.APIResource,
-        name: str,
-        patch: Any,
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-    ) -> JSON:
-        """PATCH an object or its subresource."""
-        ...
-
-    def delete(
-        self,
-        resource: R.APIResource,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-    ) -> JSON:
-        """DELETE an object."""
-        ...
 
 
 @dataclass(slots=True)

@@ -43,6 +43,7 @@ from volcano_py.api.hypernode import (
 from volcano_py.api.meta import name_of
 from volcano_py.controllers.hypernode.discovery import ReadStore
 from volcano_py.kube.errors import NotFound
+from volcano_py.kube.verbs import Patch
 
 log = logging.getLogger(__name__)
 
@@ -290,21 +291,8 @@ class NodeCountIndex:
             return list(self._entries)
 
 
-class StatusClient(Protocol):
+class StatusClient(Patch, Protocol):
     """The ``KubeClient`` verb the status sync uses."""
-
-    def patch(
-        self,
-        resource: R.APIResource,
-        name: str,
-        patch: Any,
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-    ) -> JSON:
-        """PATCH an object or its subresource."""
-        ...
 
 
 class NodeCountSync:

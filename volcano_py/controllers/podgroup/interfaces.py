@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref
 from volcano_py.kube.store import Store
+from volcano_py.kube.verbs import Create, Delete, Get, Patch, Update
 
 JSON = dict[str, Any]
 
@@ -44,36 +45,8 @@ class Request:
         return f"{self.kind} {self.key}"
 
 
-class PodGroupClient(Protocol):
+class PodGroupClient(Get, Create, Update, Patch, Delete, Protocol):
     """The ``KubeClient`` verbs pg-controller uses (a recording fake in unit tests)."""
-
-    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """GET one object."""
-        ...
-
-    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST a new object."""
-        ...
-
-    def update(self, resource: R.APIResource, body: JSON) -> JSON:
-        """PUT an object."""
-        ...
-
-    def patch(
-        self,
-        resource: R.APIResource,
-        name: str,
-        patch: Any,
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-    ) -> JSON:
-        """PATCH an object."""
-        ...
-
-    def delete(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """DELETE an object."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
