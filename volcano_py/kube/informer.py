@@ -11,9 +11,10 @@ Contract (what controllers, the scheduler cache and the webhook may rely on):
   difference between its store and the new list into add/update/delete notifications:
   an object deleted while we were away is delivered as a delete, never silently dropped.
 - **Handlers never block the watch.** Every registered handler has its own unbounded
-  queue and thread; notifications for one handler arrive in the order the store changed.
-  A handler registered late first receives an add for every object already stored.
-  A handler that raises is logged with the object key; the next notification still comes.
+  queue and thread (``handlers.py``); notifications for one handler arrive in the order the
+  store changed. A handler registered late first receives an add for every object already
+  stored. A handler that raises is logged with the object key; the next notification still
+  comes.
 - **has_synced** is true once the first list is in the store; a handler's own
   ``has_synced`` once it has processed the adds of that first list.
 - Objects are stored as the server sent them, minus what the resource's transform drops
@@ -28,14 +29,16 @@ import logging
 import random
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient, WatchStream, list_pages
 from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
+from volcano_py.kube.handlers import ADD, DELETE, SYNCED, UPDATE, Listener
+from volcano_py.kube.handlers import EventHandler as EventHandler  # this module's API
+from volcano_py.kube.handlers import HandlerRegistration as HandlerRegistration
 from volcano_py.kube.retry import Backoff
 from volcano_py.kube.slimjson import decoder_for
 from volcano_py.kube.store import NAMESPACE_INDEX, IndexFunc, Store, key_of, namespace_index
@@ -46,96 +49,6 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 RECONNECT_BACKOFF = Backoff(duration=0.5, factor=2.0, jitter=0.2, steps=1_000_000, cap=30.0)
-
-
-@dataclass(frozen=True, slots=True)
-class EventHandler:
-    """Callbacks for one consumer; any of them may be omitted."""
-
-    on_add: Callable[[JSON], None] | None = None
-    on_update: Callable[[JSON, JSON], None] | None = None
-    on_delete: Callable[[JSON], None] | None = None
-
-
-_ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
-
-
-class _Listener:
-    """One handler's queue and delivery thread."""
-
-    def __init__(self, handler: EventHandler, name: str) -> None:
-        self.handler = handler
-        self.name = name
-        self._queue: deque[tuple[int, JSON | None, JSON | None]] = deque()
-        self._cond = threading.Condition(threading.Lock())
-        self._synced = threading.Event()
-        self._stopped = False
-        self._thread: threading.Thread | None = None
-
-    def has_synced(self) -> bool:
-        return self._synced.is_set()
-
-    def wait_synced(self, timeout: float | None) -> bool:
-        return self._synced.wait(timeout)
-
-    def push(self, kind: int, old: JSON | None, new: JSON | None) -> None:
-        with self._cond:
-            self._queue.append((kind, old, new))
-            if len(self._queue) == 1:
-                self._cond.notify()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify()
-
-    def pending(self) -> int:
-        return len(self._queue)
-
-    def _run(self) -> None:
-        handler = self.handler
-        while True:
-            with self._cond:
-                while not self._queue and not self._stopped:
-                    self._cond.wait()
-                if self._stopped:
-                    return
-                batch = list(self._queue)
-                self._queue.clear()
-            for kind, old, new in batch:
-                try:
-                    if kind == _ADD and handler.on_add and new is not None:
-                        handler.on_add(new)
-                    elif kind == _UPDATE and handler.on_update and new is not None:
-                        handler.on_update(old or new, new)
-                    elif kind == _DELETE and handler.on_delete and old is not None:
-                        handler.on_delete(old)
-                    elif kind == _SYNCED:
-                        self._synced.set()
-                except Exception:
-                    obj = new if new is not None else old
-                    log.exception(
-                        "%s: handler failed for %s", self.name, key_of(obj) if obj else "?"
-                    )
-
-
-class HandlerRegistration:
-    """What ``add_event_handler`` returns: the handler's own sync state."""
-
-    def __init__(self, listener: _Listener) -> None:
-        self._listener = listener
-
-    def has_synced(self) -> bool:
-        """True once the handler has processed the adds of the informer's first list."""
-        return self._listener.has_synced()
-
-    def wait_synced(self, timeout: float | None = None) -> bool:
-        """Block until ``has_synced``; False on timeout."""
-        return self._listener.wait_synced(timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +116,7 @@ class Informer:
         self.store = Store(indexers)
         self._transform: Transform = transform or default_transform(resource)
         self._watch_timeout = watch_timeout
-        self._listeners: list[_Listener] = []
+        self._listeners: list[Listener] = []
         self._dispatch_lock = threading.Lock()
         self._synced = threading.Event()
         self._stop = threading.Event()
@@ -225,11 +138,11 @@ class Informer:
     def add_event_handler(self, handler: EventHandler) -> HandlerRegistration:
         """Register ``handler``; it first gets an add for every stored object."""
         with self._dispatch_lock:
-            listener = _Listener(handler, f"{self.name}:handler-{len(self._listeners)}")
+            listener = Listener(handler, f"{self.name}:handler-{len(self._listeners)}")
             for obj in self.store.list():
-                listener.push(_ADD, None, obj)
+                listener.push(ADD, None, obj)
             if self._synced.is_set():
-                listener.push(_SYNCED, None, None)
+                listener.push(SYNCED, None, None)
             self._listeners.append(listener)
         listener.start()
         return HandlerRegistration(listener)
@@ -322,7 +235,7 @@ class Informer:
             with self._dispatch_lock:
                 self._synced.set()
                 for listener in self._listeners:
-                    listener.push(_SYNCED, None, None)
+                    listener.push(SYNCED, None, None)
             log.debug(
                 "%s: synced %d objects at %s",
                 self.name,
@@ -336,13 +249,13 @@ class Informer:
             for key in store.list_keys():
                 if key not in items:
                     old = store.remove(key)
-                    self._notify(_DELETE, old, None)
+                    self._notify(DELETE, old, None)
             for key, obj in items.items():
                 old = store.put(key, obj)
                 if old is None:
-                    self._notify(_ADD, None, obj)
+                    self._notify(ADD, None, obj)
                 elif _rv(old) != _rv(obj):
-                    self._notify(_UPDATE, old, obj)
+                    self._notify(UPDATE, old, obj)
 
     def _watch_once(self) -> None:
         low, high = self._watch_timeout
@@ -373,13 +286,13 @@ class Informer:
                 with self._dispatch_lock:
                     if kind == "DELETED":
                         old = store.remove(key)
-                        self._notify(_DELETE, old if old is not None else obj, None)
+                        self._notify(DELETE, old if old is not None else obj, None)
                     else:
                         old = store.put(key, obj)
                         if old is None:
-                            self._notify(_ADD, None, obj)
+                            self._notify(ADD, None, obj)
                         else:
-                            self._notify(_UPDATE, old, obj)
+                            self._notify(UPDATE, old, obj)
                 self.last_resource_version = obj["metadata"]["resourceVersion"]
         except ConnectionFailed:
             if self._stop.is_set():
