@@ -1,7 +1,8 @@
 """The composition root: one process serving webhooks, running controllers and scheduling.
 
-``Manager`` builds every part from ``ManagerOptions`` and starts them in an order that is
-written down here with its reason (controller-runtime's ``pkg/manager/internal.go`` idea):
+``Manager`` builds every part from ``ManagerOptions`` (``manager_options.py``) and starts
+them in an order that is written down here with its reason (controller-runtime's
+``pkg/manager/internal.go`` idea):
 
 1. **Construction, in the gunicorn worker** (``volcano-py manager`` runs gunicorn with one
    gthread worker; everything below happens after fork, because threads do not survive it).
@@ -36,11 +37,9 @@ import functools
 import logging
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +59,12 @@ from volcano_py.kube.prefetch import ListPrefetch
 from volcano_py.kube.runtime import freeze_after_sync
 from volcano_py.kube.store import Store
 from volcano_py.kube.workqueue import set_default_metrics
+from volcano_py.manager_options import ManagerOptions as ManagerOptions  # this module's API
 from volcano_py.metrics import LEADER_WRITES_FENCED, PrometheusQueueMetrics
 from volcano_py.ops import OpsServer
-from volcano_py.scheduler.api.node_search import NodeSearch
 from volcano_py.scheduler.cache import Classifier, SchedulerCache
 from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
-from volcano_py.scheduler.writer import DEFAULT_BIND_WORKERS
 from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes, jobs
 from webhooks.deferred import DeferredApp
@@ -86,53 +84,6 @@ def scheduler_component(scheduler_names: tuple[str, ...]) -> str:
     Users filter on it (``kubectl get events --field-selector source=volcano``, alerts).
     """
     return scheduler_names[0] if len(scheduler_names) == 1 else DEFAULT_SCHEDULER_NAME
-
-
-@dataclass
-class ManagerOptions:
-    """Everything ``volcano-py manager`` can be told (see its ``--help``)."""
-
-    kubeconfig: str | None = None
-    controllers: list[str] = field(default_factory=lambda: ["*"])
-    scheduler_enabled: bool = True
-    scheduler_names: tuple[str, ...] = ("volcano",)
-    # The scheduler configuration: this file, else the ConfigMap volcano-scheduler-configmap
-    # in ``namespace``, else the built-in tiers.
-    scheduler_conf: str | None = None
-    schedule_period: float = 1.0
-    namespace: str = field(
-        default_factory=lambda: os.environ.get("KUBE_POD_NAMESPACE", "volcano-system")
-    )
-    leader_elect: bool = True
-    lease_name: str = "volcano-py"
-    lease_namespace: str | None = None
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    identity: str = field(
-        default_factory=lambda: (
-            os.environ.get("KUBE_POD_NAME") or f"{socket.gethostname()}_{os.getpid()}"
-        )
-    )
-    metrics_host: str = "0.0.0.0"
-    metrics_port: int = 8080
-    kube_api_qps: float = 500.0
-    kube_api_burst: int = 1000
-    worker_threads: int = 5
-    worker_threads_for_podgroup: int = 5
-    bind_workers: int = DEFAULT_BIND_WORKERS
-    # how many feasible nodes a task's search finds (Volcano's three flags)
-    node_search: NodeSearch = field(default_factory=NodeSearch)
-    inherit_owner_annotations: bool = True
-    # bare pods whose PodGroup would be a plain gang of one are scheduled without a PodGroup
-    # object (controllers/podgroup/implicit.py); False: Volcano's one PodGroup per pod
-    implicit_podgroups: bool = True
-    cache_sync_timeout: float = 120.0
-    # The webhook's own address (host, port): readiness probes it (webhooks.probe). None when
-    # this process serves no webhook (tests that run the manager without gunicorn).
-    webhook_address: tuple[str, int] | None = None
-    # The read-only topology view (/ui, /api/topology) on the metrics address (volcano_py.ui).
-    ui_enabled: bool = True
 
 
 def _implicit_classifier(options: ManagerOptions) -> Classifier | None:
