@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from devcluster.nodes import node_body, wait_nodes_up
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
@@ -26,8 +26,6 @@ SPINES, RACKS_PER_SPINE = 2, 2
 SPINE_LABEL, RACK_LABEL = "volcano.sh/tor-spine", "volcano.sh/tor-rack"
 GPU_NODE = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
 DEMO_WORKLOAD = ROOT / "examples" / "workloads" / "deployment-gang.yaml"
-
-JSON = dict[str, Any]
 
 
 def fleet(count: int) -> list[JSON]:

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from devcluster import kwok
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
-JSON = dict[str, Any]
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 
 

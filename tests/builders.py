@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from devcluster.nodes import DEFAULT_ALLOCATABLE as DEFAULT_ALLOCATABLE
-from devcluster.nodes import JSON as JSON
 from devcluster.nodes import NODE_TAINTS_BY_CONDITION as NODE_TAINTS_BY_CONDITION
 from devcluster.nodes import create_node as create_node
 from devcluster.nodes import node_body as node_body
 from devcluster.nodes import node_is_up as node_is_up
 from devcluster.nodes import wait_nodes_up as wait_nodes_up
 from devcluster.nodes import wait_until as wait_until
+from volcano_py.api import JSON as JSON
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient, resource_path
 from volcano_py.kube.errors import NotFound

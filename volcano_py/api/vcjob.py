@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_QUEUE
 from volcano_py.api.errors import FieldError, child, index
 from volcano_py.api.meta import (
@@ -32,8 +33,6 @@ from volcano_py.api.meta import (
     read_str,
     uid_of,
 )
-
-JSON = dict[str, Any]
 
 GROUP = "batch.volcano.sh"
 VERSION = "v1alpha1"

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of, namespace_of
 from volcano_py.api.safeload import CONFIG_LIMITS, FILE_LIMITS, LoadError, load_yaml, load_yaml_all
@@ -46,7 +47,6 @@ from volcano_py.controllers.hypernode.discovery import (
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.store import Store
 
-JSON = dict[str, Any]
 DEFAULT_TIMEOUT_S = 120.0
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.commands.explain_shortfall import shortfall, shortfall_lines
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.actions.eviction import eviction_report
@@ -43,8 +44,6 @@ from volcano_py.scheduler.framework.framework import close_session
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.scheduler import EVICTING_ACTIONS
 from volcano_py.scheduler.sub_job_report import sub_job_lines, sub_job_report
-
-JSON = dict[str, Any]
 
 
 def add_parser(subparsers: Any) -> None:

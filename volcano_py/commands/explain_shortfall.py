@@ -20,8 +20,8 @@ Nothing here composes a message of its own: the lines are the condition's builde
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.scheduler.actions.allocate_sub_jobs import sub_job_failure
 from volcano_py.scheduler.actions.fit_errors import TierReport, nodes_message
 from volcano_py.scheduler.actions.placement import tier_reports
@@ -29,8 +29,6 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import format_amount
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.simulator import Simulator
-
-JSON = dict[str, Any]
 
 
 def _tier_json(report: TierReport) -> JSON:

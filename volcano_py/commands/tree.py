@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import HYPERNODES, NODES, PODS
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument, connect
 from volcano_py.kube.errors import ApiError
@@ -25,8 +26,6 @@ from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.simulator import SnapshotError, fill_cache, load_objects
 from volcano_py.scheduler.treesvg import render_svg
 from volcano_py.scheduler.treeview import text_tree, tree_report
-
-JSON = dict[str, Any]
 
 
 def add_parser(subparsers: Any) -> None:

@@ -29,6 +29,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import APIResource
 from volcano_py.kube.config import ClientConfig, ssl_context
 from volcano_py.kube.errors import (
@@ -41,7 +42,6 @@ from volcano_py.kube.ratelimit import BucketRateLimiter
 from volcano_py.kube.slimjson import Decode
 from volcano_py.kube.transport import Stream, Transport
 
-JSON = dict[str, Any]
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
     "strategic": "application/strategic-merge-patch+json",

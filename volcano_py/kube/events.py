@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import EVENTS, APIResource
 from volcano_py.api.safeload import clip
 from volcano_py.kube.clock import Clock, RealClock
@@ -55,7 +56,6 @@ from volcano_py.kube.verbs import Create, Patch
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 EVENT_TYPES = frozenset({NORMAL, WARNING})

@@ -31,8 +31,9 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient, WatchStream, list_pages
 from volcano_py.kube.errors import ApiError, ConnectionFailed, Gone, error_for
@@ -46,7 +47,6 @@ from volcano_py.kube.transforms import Transform, default_transform
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 RECONNECT_BACKOFF = Backoff(duration=0.5, factor=2.0, jitter=0.2, steps=1_000_000, cap=30.0)
 

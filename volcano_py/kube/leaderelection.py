@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import LEASES
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, NotFound
@@ -54,7 +55,6 @@ from volcano_py.kube.verbs import Create, Get, Update
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 JITTER_FACTOR = 1.2
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.meta import object_key
 
-JSON = dict[str, Any]
 IndexFunc = Callable[[JSON], Iterable[str]]
 
 NAMESPACE_INDEX = "namespace"

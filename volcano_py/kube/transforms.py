@@ -33,10 +33,10 @@ from typing import Any
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.api.resources import NODES, PODS, APIResource
 from volcano_py.kube import memo
 
-JSON = dict[str, Any]
 Transform = Callable[[JSON], JSON]
 
 _INTERN_MAX_LEN = 64

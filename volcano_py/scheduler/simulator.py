@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
 from volcano_py.api.safeload import FILE_LIMITS, LoadError, load_any
 from volcano_py.kube.changelog import ChangeLog
@@ -31,7 +31,6 @@ from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 from volcano_py.scheduler.writer import MemoryWriter
 
-JSON = dict[str, Any]
 KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod", "PodDisruptionBudget")
 MAX_CYCLES = 100
 

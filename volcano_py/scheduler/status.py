@@ -18,8 +18,7 @@ PodGroup has no status subresource in Volcano's CRD: the writer updates the whol
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.api.constants import (
     JOB_ALLOCATED_HYPERNODE_ANNOTATION,
     PodGroupConditionType,
@@ -28,8 +27,6 @@ from volcano_py.api.constants import (
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
 from volcano_py.scheduler.framework.interface import JobFit
-
-JSON = dict[str, Any]
 
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 

@@ -8,13 +8,11 @@ search root when part of it is placed, else the first candidate of its first gra
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.scheduler.actions.allocate_sub_jobs import ordered_sub_jobs
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.framework.session import Session
 
-JSON = dict[str, Any]
 DEFAULT_SUB_JOB_KEY = "<default>"
 
 

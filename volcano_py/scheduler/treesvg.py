@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.quantity import QuantityError, parse_quantity
 from volcano_py.scheduler.treeview import broken_names
-
-JSON = dict[str, Any]
 
 MIN_BOX_W, MAX_BOX_W, BOX_H, GAP_X, GAP_Y, MARGIN, HEADER = 170, 360, 78, 18, 56, 24, 56
 PAD, BAR_X = 8, 56  # bars start right of their labels ("memory" at 9 px)

@@ -11,15 +11,13 @@ computation underneath, shared with the manager's live topology view (``volcano_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
 from volcano_py.scheduler.api.hypernode_info import HyperNodeInfo
 from volcano_py.scheduler.api.resource import Resource, format_amount
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.cache import SchedulerCache
-
-JSON = dict[str, Any]
 
 
 @dataclass(slots=True)

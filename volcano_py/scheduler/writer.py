@@ -24,8 +24,9 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api.meta import object_key
 from volcano_py.api.resources import PODGROUPS, PODS
 from volcano_py.kube.client import KubeClient
@@ -38,7 +39,6 @@ from volcano_py.scheduler.status_writes import StatusWrites
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 EVENT_INTERVAL_S = 60.0
 _EVENTS_PRUNE_MIN = 4096  # throttle entries kept before stale ones are dropped

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import UFM_LEAVES_ANNOTATION
 from volcano_py.scheduler.api.job_info import JobInfo
 
-JSON = dict[str, Any]
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 MAX_LEAVES_SHOWN = 2
 

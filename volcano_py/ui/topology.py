@@ -36,8 +36,8 @@ the page and the command never disagree. The shape (documented in docs/ui.md):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import (
     CLUSTER_TOP_HYPERNODE,
     NETWORK_TOPOLOGY_SOURCE_LABEL,
@@ -53,8 +53,6 @@ from volcano_py.scheduler.api.task_info import READY, TaskStatus
 from volcano_py.scheduler.simulator import sub_jobs_view
 from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
 from volcano_py.ui.owners import gang_owner, hypernode_label
-
-JSON = dict[str, Any]
 
 
 def _stale(obj: JSON | None) -> JSON | None:

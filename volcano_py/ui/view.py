@@ -30,9 +30,10 @@ from importlib import resources
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.ops import Reply, Route
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.ui.topology import JSON, topology_json
+from volcano_py.ui.topology import topology_json
 
 MIN_INTERVAL_S = 2.0  # the page polls every 2 s: building more often serves nobody
 SETTLE_S = 2.0

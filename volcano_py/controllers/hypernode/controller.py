@@ -32,6 +32,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import (
     HYPERNODE_CONTROLLER_NAME,
@@ -87,7 +88,6 @@ from volcano_py.metrics import DISCOVERY_RUNS
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 CONFIG_RETRY_S = 30.0
 REASON_INVALID_CONFIG = "InvalidDiscoveryConfig"
 REASON_CONFIG_APPLIED = "DiscoveryConfigApplied"

@@ -36,13 +36,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from volcano_py.api import JSON
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.informer import EventHandler
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

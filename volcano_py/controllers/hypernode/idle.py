@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
 from volcano_py.controllers.hypernode.plan import RoundPlan
-
-JSON = dict[str, Any]
 
 
 def same_objects(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:

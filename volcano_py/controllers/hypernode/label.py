@@ -51,6 +51,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import LABEL_DISCOVERER, NETWORK_TOPOLOGY_SOURCE_LABEL, MemberType
 from volcano_py.api.meta import labels_of, name_of
@@ -69,7 +70,6 @@ from volcano_py.kube.informer import EventHandler
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 MAX_TYPE_NAME_LENGTH = 20
 MIN_GAP_S = 1.0

@@ -29,8 +29,8 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.controllers.hypernode.config import (
     ConfigError,
     DiscoveryConfig,
@@ -45,8 +45,6 @@ from volcano_py.controllers.hypernode.discovery import (
 )
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
 
 
 @dataclass(slots=True)

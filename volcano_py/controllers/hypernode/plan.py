@@ -33,9 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.meta import name_of
-
-JSON = dict[str, Any]
 
 CONFIG_ANNOTATION = "volcano-py.io/discovery-config"
 

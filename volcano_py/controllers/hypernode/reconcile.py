@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL, STALE_CONDITION
 from volcano_py.api.meta import labels_of, name_of, resource_version_of, uid_of
@@ -64,7 +65,6 @@ from volcano_py.kube.verbs import Create, Delete, Get, Patch
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 REASON_SOURCE_ERROR = "SourceError"
 REASON_DELETION_LIMIT = "DeletionLimitExceeded"

@@ -42,8 +42,6 @@ from volcano_py.controllers.hypernode.config import (
 )
 from volcano_py.kube.clock import Clock
 
-JSON = dict[str, Any]
-
 REASON_RETIREMENT_STARTED = "DiscoverySourceRemoved"
 REASON_RETIREMENT_CANCELLED = "DiscoverySourceRestored"
 REASON_RETIRED = "DiscoverySourceRetired"

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig
 from volcano_py.controllers.hypernode.discovery import (
@@ -28,8 +29,6 @@ from volcano_py.controllers.hypernode.discovery import (
 )
 
 STATIC_DISCOVERER = "static"
-
-JSON = dict[str, Any]
 
 
 def _names(value: Any, where: str) -> list[str]:

@@ -47,7 +47,6 @@ from volcano_py.kube.verbs import Patch
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 _EMPTY: frozenset[str] = frozenset()
 
 

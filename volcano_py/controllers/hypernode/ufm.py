@@ -48,6 +48,7 @@ from urllib.parse import unquote
 
 import urllib3
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import (
     NETWORK_TOPOLOGY_SOURCE_LABEL,
@@ -68,7 +69,6 @@ from volcano_py.kube.errors import ApiError, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 MAX_BODY_BYTES = 100 << 20
 DEFAULT_TIMEOUT_S = 30.0

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api.errors import FieldError
 from volcano_py.api.meta import (
@@ -60,8 +61,6 @@ from volcano_py.api.quantity import format_resource_list, parse_resource_list
 from volcano_py.api.resources import PODGROUPS
 from volcano_py.controllers.podgroup.partitions import REASON_INVALID_PARTITIONS, partition_policy
 from volcano_py.controllers.podgroup.quota import min_resources
-
-JSON = dict[str, Any]
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)

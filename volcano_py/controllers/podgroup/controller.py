@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import (
     KUBE_GROUP_NAME_ANNOTATION,
@@ -63,7 +63,6 @@ from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 _WORKLOAD_KINDS = (REPLICASET, STATEFULSET)
 
 

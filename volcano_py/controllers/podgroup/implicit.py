@@ -31,12 +31,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api.errors import FieldError
 from volcano_py.api.meta import annotations_of, is_being_deleted, metadata
 from volcano_py.controllers.podgroup.builder import build_podgroup
-
-JSON = dict[str, Any]
 
 
 def implicit_podgroup(pod: Mapping[str, Any]) -> JSON | None:

@@ -8,14 +8,13 @@ here without threads or informers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref
 from volcano_py.kube.store import Store
 from volcano_py.kube.verbs import Create, Delete, Get, Patch, Update
-
-JSON = dict[str, Any]
 
 POD = "Pod"
 REPLICASET = "ReplicaSet"

@@ -20,10 +20,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api.meta import annotations_of, labels_of
-
-JSON = dict[str, Any]
 
 POLICY_NAME = "partition"
 REASON_INVALID_PARTITIONS = "InvalidPartitions"

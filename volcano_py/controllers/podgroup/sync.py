@@ -31,6 +31,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api import resources as R
 from volcano_py.api.errors import FieldError
@@ -65,7 +66,6 @@ from volcano_py.kube.events import WARNING, Recorder
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 REASON_GROUP_NAME_CONFLICT = "PodGroupNameConflict"
 REASON_CREATE_FAILED = "FailedCreatePodGroup"

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api.meta import (
     annotations_of,
@@ -45,8 +46,6 @@ from volcano_py.controllers.podgroup.interfaces import (
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
 
 
 def replicas_of(workload: Mapping[str, Any]) -> int:

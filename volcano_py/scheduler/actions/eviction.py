@@ -31,6 +31,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
+from volcano_py.api import JSON
 from volcano_py.metrics import EVICTION_TRANSACTIONS, PREEMPTION_ATTEMPTS, PREEMPTION_VICTIMS
 from volcano_py.scheduler.actions.allocate_sub_jobs import (
     _fresh_shape,
@@ -42,7 +43,6 @@ from volcano_py.scheduler.actions.allocate_sub_jobs import (
 from volcano_py.scheduler.actions.eviction_domains import (
     CLUSTER_DOMAIN,
     EVICTABLE_STATES,
-    JSON,
     DomainChoice,
     Scope,
     VictimFn,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from volcano_py.api.constants import POD_PREEMPTABLE
 from volcano_py.scheduler.actions.placement import reach_by_tier
@@ -17,7 +16,6 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.session import Session
 
-JSON = dict[str, Any]
 CLUSTER_DOMAIN = "<cluster>"
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], list[TaskInfo]]
 # (preemptor job, victim job) -> whether the action may take the victim's pods

@@ -35,11 +35,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, MAX_HYPERNODE_TIER, MemberType
 from volcano_py.api.errors import FieldError
 from volcano_py.api.hypernode import HyperNode, resolve_hypernode_members, resolve_node_members
-
-JSON = dict[str, Any]
 
 
 @dataclass(slots=True)

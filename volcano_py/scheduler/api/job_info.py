@@ -14,8 +14,7 @@ takes the pod, else the default SubJob. The job is ready when ``minMember`` task
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.api.constants import (
     JOB_ALLOCATED_HYPERNODE_ANNOTATION,
     NOMINATED_HYPERNODE_ANNOTATION,
@@ -36,8 +35,6 @@ from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 
 TASK_SPEC_KEY = "volcano.sh/task-spec"
-
-JSON = dict[str, Any]
 
 
 class JobInfo:

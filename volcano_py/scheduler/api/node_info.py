@@ -7,12 +7,9 @@ caches keyed on it stay exact.
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.scheduler.api.resource import PODS, Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
-
-JSON = dict[str, Any]
 
 
 def node_ready(node: JSON) -> bool:

@@ -21,11 +21,10 @@ from typing import Any
 
 import orjson
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
 from volcano_py.kube.memo import GenerationMemo
 from volcano_py.scheduler.api.resource import Resource
-
-JSON = dict[str, Any]
 
 
 class TaskStatus(IntEnum):

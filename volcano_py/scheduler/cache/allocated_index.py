@@ -7,11 +7,8 @@ jobs recorded on it back into cycles (``SchedulerCache.update_hypernode`` /
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.api.constants import JOB_ALLOCATED_HYPERNODE_ANNOTATION
-
-JSON = dict[str, Any]
 
 
 def allocated_of(pg: JSON | None) -> str:

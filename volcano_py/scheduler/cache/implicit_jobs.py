@@ -24,11 +24,10 @@ Without a classifier (Volcano's behaviour) it makes none.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import PODGROUP_NAME_PREFIX, PodGroupPhase
 
-JSON = dict[str, Any]
 Classifier = Callable[[JSON], JSON | None]
 
 

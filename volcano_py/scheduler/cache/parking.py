@@ -33,13 +33,11 @@ cycles that take active-only snapshots park (preempt and reclaim look at every j
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.scheduler.api.node_info import node_ready
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
-
-JSON = dict[str, Any]
 
 PARK_MAX_S = 30.0
 # States a placed pod gives its node's resources back in (or starts to).

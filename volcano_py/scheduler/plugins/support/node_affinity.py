@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-JSON = dict[str, Any]
+from volcano_py.api import JSON
 
 
 def _expression_matches(expr: Mapping[str, Any], value: str | None) -> bool:
