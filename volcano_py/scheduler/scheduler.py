@@ -213,7 +213,7 @@ class Scheduler:
         )
         self.period = schedule_period
         self.clock = clock or RealClock()
-        self.cache = SchedulerCache(scheduler_name, implicit)
+        self.cache = SchedulerCache(scheduler_name, implicit, self.clock)
         self.informers = informers
         self._registrations = self.cache.attach(informers)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)

@@ -19,6 +19,7 @@ from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
 from volcano_py.api.safeload import FILE_LIMITS, LoadError, load_any
 from volcano_py.kube.changelog import ChangeLog
+from volcano_py.kube.clock import Clock
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING
@@ -233,14 +234,16 @@ class Simulator:
         conf: SchedulerConf | None = None,
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
         implicit: Classifier | None = None,
+        clock: Clock | None = None,
     ) -> None:
         """A cluster from ``objects`` with ``conf`` (default tiers when None).
 
         ``implicit``: bare pods run as implicit jobs, as the manager does (``implicit_jobs``).
+        ``clock``: the scheduler's (parking's time limit runs on it; the process's when None).
         """
         self.plugins, self.actions = builtin_registries()
         self.conf = conf or load_conf(DEFAULT_SCHEDULER_CONF, self.plugins, self.actions)
-        self.cache = SchedulerCache(scheduler_name, implicit)
+        self.cache = SchedulerCache(scheduler_name, implicit, clock)
         objects = list(objects)
         fill_cache(self.cache, objects)
         self.budgets = [o for o in objects if o.get("kind") == "PodDisruptionBudget"]

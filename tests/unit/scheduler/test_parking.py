@@ -11,24 +11,23 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 from tests.unit.scheduler.helpers import gpu_cluster
 from tests.unit.scheduler.objects import node, pod, podgroup
+from volcano_py.kube.clock import FakeClock
 from volcano_py.scheduler.cache import parking
 from volcano_py.scheduler.simulator import Simulator
 
 GPU = "nvidia.com/gpu"
 
 
-def _parked_sim() -> Simulator:
+def _parked_sim(clock: FakeClock | None = None) -> Simulator:
     """The design doc's 8 nodes x 4 GPUs, and a gang of 3 pods x 12 GPUs that cannot fit."""
     objects = [
         *gpu_cluster(),
         podgroup("big", 3, min_resources={GPU: 36}),
         *[pod(f"big-{i}", "big", {GPU: 12}) for i in range(3)],
     ]
-    sim = Simulator(objects)
+    sim = Simulator(objects, clock=clock)
     for _ in range(3):
         sim.cycle()
     assert sim.cache.is_parked("default/big")
@@ -109,16 +108,14 @@ def test_heartbeats_and_hypernode_status_make_no_room() -> None:
     assert "default/big" in _looked_at(sim)
 
 
-def test_a_configuration_reload_and_the_time_limit_bring_it_back(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    sim = _parked_sim()
+def test_a_configuration_reload_and_the_time_limit_bring_it_back() -> None:
+    clock = FakeClock()
+    sim = _parked_sim(clock)
     sim.cache.unpark_all()
     assert "default/big" in _looked_at(sim)
     sim.cycle()
     assert sim.cache.is_parked("default/big")
-    clock = [parking.time.monotonic() + parking.PARK_MAX_S + 1]
-    monkeypatch.setattr(parking.time, "monotonic", lambda: clock[0])
+    clock.step(parking.PARK_MAX_S + 1)  # the scheduler's clock: no sleep, no patching
     assert "default/big" in _looked_at(sim)
 
 

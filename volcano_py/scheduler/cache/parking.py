@@ -32,9 +32,8 @@ cycles that take active-only snapshots park (preempt and reclaim look at every j
 
 from __future__ import annotations
 
-import time
-
 from volcano_py.api import JSON
+from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.scheduler.api.node_info import node_ready
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
@@ -68,10 +67,11 @@ def node_fit(obj: JSON) -> tuple[object, ...]:
 class ParkedJobs:
     """The parked jobs and the event epochs (the cache calls it under its lock)."""
 
-    def __init__(self, max_s: float = PARK_MAX_S) -> None:
-        """Nothing parked; a job comes back after ``max_s`` at the latest."""
+    def __init__(self, max_s: float = PARK_MAX_S, clock: Clock | None = None) -> None:
+        """Nothing parked; a job comes back after ``max_s`` on ``clock`` at the latest."""
         self.max_s = max_s
-        # job -> (epoch, monotonic time, the events that bring it back)
+        self._clock: Clock = clock or RealClock()
+        # job -> (epoch, the clock's time, the events that bring it back)
         self._parked: dict[str, tuple[int, float, frozenset[ClusterEvent]]] = {}
         self._epoch = 0
         self._latest: dict[ClusterEvent, int] = {}  # event -> the epoch it last happened at
@@ -95,7 +95,7 @@ class ParkedJobs:
         which the job's cycle did not see, brings it back at the next release.
         """
         self._parked.pop(job, None)
-        self._parked[job] = (self._seen_epoch, time.monotonic(), events)
+        self._parked[job] = (self._seen_epoch, self._clock.now(), events)
 
     def discard(self, job: str) -> None:
         """``job`` changed or went: it is not parked any more."""
@@ -123,7 +123,7 @@ class ParkedJobs:
         """
         if not self._parked:
             return []
-        epoch, oldest = self._epoch, time.monotonic() - self.max_s
+        epoch, oldest = self._epoch, self._clock.now() - self.max_s
         if epoch != self._released_epoch:
             self._released_epoch = epoch
             latest: dict[frozenset[ClusterEvent], int] = {}

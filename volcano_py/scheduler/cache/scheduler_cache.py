@@ -51,6 +51,7 @@ from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
 from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
+from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.queue_info import QueueInfo
@@ -88,11 +89,15 @@ class SchedulerCache:
     """Nodes with their tasks, jobs with theirs, and the HyperNode index."""
 
     def __init__(
-        self, scheduler_name: str = DEFAULT_SCHEDULER_NAME, implicit: Classifier | None = None
+        self,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        implicit: Classifier | None = None,
+        clock: Clock | None = None,
     ) -> None:
         """An empty cache for pods with ``spec.schedulerName == scheduler_name``.
 
         ``implicit``: the classifier of bare pods run as implicit jobs (none without it).
+        ``clock``: what parking's time limit is measured on (the scheduler's).
         """
         self.scheduler_name = scheduler_name
         self.changed = threading.Event()
@@ -101,7 +106,7 @@ class SchedulerCache:
         self.jobs = JobStore(implicit)
         # jobs that could not be placed, left out until an event they wait for (they are
         # settled in ``jobs`` too)
-        self._parked = ParkedJobs()
+        self._parked = ParkedJobs(clock=clock)
         self.hypernodes = HyperNodeIndex()
         self._pods: dict[str, JSON] = {}
         self._tasks: dict[str, TaskInfo] = {}
