@@ -1,5 +1,7 @@
 """Per-cycle job and task latencies under Volcano's names, recorded by ``run_cycle``.
 
+(``task_stage("Assumed", ...)`` by the cycle's binder, ``binds.py``, as it assumes a task.)
+
 - ``record_binds``: for every task the cycle bound, ``volcano_task_scheduling_latency_
   milliseconds{stage="Bound"}`` (pod creation to bound; ``Assumed`` is recorded when the cache
   assumes it, just before); for every job with a task bound and no unmet fit left, Volcano's

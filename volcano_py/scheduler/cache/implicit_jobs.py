@@ -9,12 +9,13 @@ keeps the returned body under the name pg-controller would use, ``podgroup-<pod 
 its one task. From there it is a job like any other: enqueued against its
 queue, allocated, preempted, counted in its queue's status and shown in the view.
 
-What differs: no API object, so nothing writes it. The cycle hands the status it would have
-written to ``SchedulerCache.keep_implicit_status`` instead (the phase a later cycle reads is
-the one the last cycle decided), and PodGroup Events are not recorded for it (the pod gets
-the unschedulable condition and Event, as a plain pod does from kube-scheduler). The job is
-forgotten when its pod is deleted or joins a real group. A real PodGroup of the same name
-(made before the flag was on, or by hand) replaces the cached one.
+What differs: no API object, so nothing writes it. The job updater (``job_updater.py``)
+hands the status it would have written to ``SchedulerCache.keep_implicit_status`` instead
+(the phase a later cycle reads is the one the last cycle decided), and PodGroup Events are
+not recorded for it (the pod gets the unschedulable condition and Event, as a plain pod does
+from kube-scheduler). The job is forgotten when its pod is deleted or joins a real group. A
+real PodGroup of the same name (made before the flag was on, or by hand) replaces the cached
+one.
 
 ``ImplicitJobs`` holds which cached PodGroups are implicit, and owns that set: the cache
 asks it (``job_of``, ``__contains__``) and tells it (``replaced``, ``forget``) under its lock.
