@@ -14,7 +14,8 @@ Where they come from, in order:
 3. otherwise they are built once from the Go module proxy by the helper modules in ``gomod/``
    (``k8s.io/kubernetes`` with a ``replace`` for every staging module; etcd from
    ``go.etcd.io/etcd/server/v3``; ``sigs.k8s.io/kwok/cmd/kwok``), under a file lock so
-   concurrent runs build once.
+   concurrent runs build once; a run waiting on another's build says so every 20 s
+   (``buildprogress.hold_build_lock``).
 
 ``python -m devcluster.provision`` provisions and prints the directories; the time a
 cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
@@ -22,7 +23,6 @@ cold build took is kept in ``provision.json`` beside the binaries (``bench/`` re
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from devcluster.buildprogress import PROGRESS_S, go_build
+from devcluster.buildprogress import PROGRESS_S, go_build, hold_build_lock
 
 GOMOD = Path(__file__).parent / "gomod"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
@@ -199,8 +199,8 @@ def _cached(key: str, names: tuple[str, ...], builder: Callable[[Path], float]) 
     if _complete(folder, names):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(folder.parent / ".lock", "a+") as lock:
+        hold_build_lock(lock)
         if not _complete(folder, names):
             staging = Path(tempfile.mkdtemp(prefix="build-", dir=folder.parent))
             seconds = builder(staging)
