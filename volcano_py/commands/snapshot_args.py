@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from volcano_py.commands.argtypes import boolean
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
@@ -22,10 +23,21 @@ from volcano_py.scheduler.simulator import (
     load_scheduler_conf,
 )
 
+JSON = dict[str, Any]
 
-def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--cluster``, ``--scheduler-conf`` and ``--scheduler-name``."""
-    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
+
+def add_snapshot_arguments(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
+    """``--cluster``, ``--scheduler-conf`` and ``--scheduler-name``.
+
+    ``live``: ``--cluster`` is optional; without it the command reads the cluster
+    (``--kubeconfig``, ``--api-wait``, added by the command).
+    """
+    parser.add_argument(
+        "--cluster",
+        required=not live,
+        metavar="FILE",
+        help="cluster snapshot" + (" (default: the live cluster)" if live else ""),
+    )
     parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
     parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
     parser.add_argument(
@@ -38,10 +50,11 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_simulator(args: argparse.Namespace) -> Simulator | None:
-    """The simulator over the snapshot, or None after printing why it cannot be built."""
+def load_simulator(args: argparse.Namespace, objects: list[JSON] | None = None) -> Simulator | None:
+    """The simulator over ``objects`` (else ``--cluster``'s), or None after saying why not."""
     try:
-        objects = load_objects(args.cluster)
+        if objects is None:
+            objects = load_objects(args.cluster)
         conf = load_scheduler_conf(args.scheduler_conf)
         implicit = implicit_podgroup if args.implicit_podgroups else None
         return Simulator(objects, conf, args.scheduler_name, implicit)
