@@ -17,6 +17,10 @@ Where they come from, in order:
    concurrent runs build once; a run waiting on another's build says so every 20 s
    (``buildprogress.hold_build_lock``).
 
+kube-scheduler (``ensure_kube_scheduler``: ``make run``'s default scheduler and the bench's
+anchor) and helm (``ensure_helm``: the chart's lint and render in the tests) are built the same
+way on first use, each in its own cache folder.
+
 ``python -m devcluster.provision`` provisions and prints the directories; the time a
 cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
 """
@@ -40,6 +44,7 @@ KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
 ETCD_BINARY = "etcd"
 KWOK_BINARY = "kwok"
 KUBE_SCHEDULER_BINARY = "kube-scheduler"
+HELM_BINARY = "helm"
 CONTROL_PLANE_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
 ALL_BINARIES = (*CONTROL_PLANE_BINARIES, KWOK_BINARY)
 
@@ -85,6 +90,12 @@ def kube_scheduler_cache_key() -> str:
 def kwok_cache_key() -> str:
     """kwok: its version plus a hash of its helper module."""
     return f"kwok-{versions()['kwok']}-{_modules_digest('kwok')}"
+
+
+def helm_cache_key() -> str:
+    """Helm (the chart's lint and render): its version plus a hash of its helper module."""
+    version = _module_version(GOMOD / "helm" / "go.mod", "helm.sh/helm/v3")
+    return f"helm-{version}-{_modules_digest('helm')}"
 
 
 def cache_root() -> Path:
@@ -187,6 +198,30 @@ def ensure_kube_scheduler() -> Path:
         return Path(assets) / KUBE_SCHEDULER_BINARY
     folder = _cached(kube_scheduler_cache_key(), (KUBE_SCHEDULER_BINARY,), build_kube_scheduler)
     return folder / KUBE_SCHEDULER_BINARY
+
+
+def build_helm(target: Path, *, gocache: str | None = None) -> float:
+    """Compile helm from the Go module proxy into ``target``; the seconds it took."""
+    banner = "building helm for the chart tests (~2 min after the Kubernetes build)..."
+    return _build_one(
+        str(target / HELM_BINARY),
+        "helm.sh/helm/v3/cmd/helm",
+        "helm",
+        banner,
+        gocache,
+        "~2 min after the Kubernetes build",
+    )
+
+
+def ensure_helm() -> Path:
+    """Helm for ``helm lint`` / ``helm template`` of ``charts/volcano-py`` (tests and CI).
+
+    ``$HELM`` when it names an executable, else the cache, built once like the other binaries.
+    """
+    given = os.environ.get("HELM")
+    if given and os.access(given, os.X_OK):
+        return Path(given)
+    return _cached(helm_cache_key(), (HELM_BINARY,), build_helm) / HELM_BINARY
 
 
 def _complete(folder: Path, names: tuple[str, ...]) -> bool:
