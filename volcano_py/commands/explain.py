@@ -5,7 +5,9 @@ applied: a Volcano Job, Deployment, StatefulSet, batch Job, RayCluster, PyTorchJ
 LeaderWorkerSet ... or the PodGroup itself (``explain_target``: the name is followed down the
 owner references to its gang; ``--job NS/PODGROUP`` is the older spelling). Without
 ``--cluster`` it reads the live cluster (``--kubeconfig`` as ``tree`` takes it, then
-``$KUBECONFIG``, ``~/.kube/config``, in-cluster; ``--api-wait``). It opens one session on
+``$KUBECONFIG``, ``~/.kube/config``, in-cluster; ``--api-wait``) and the scheduler's conf
+from ``volcano-scheduler-configmap`` (``--scheduler-namespace``) as the manager reads it,
+unless ``--scheduler-conf`` names a file. It opens one session on
 that snapshot and, binding nothing, prints first one line saying what the gang waits for
 (``summary``: the shortfall in each resource's own unit, ``nvidia.com/gpu short by 8``, or
 that it is placed), then for the job:
@@ -50,7 +52,7 @@ import orjson
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument
 from volcano_py.commands.explain_shortfall import shortfall, shortfall_lines
-from volcano_py.commands.explain_target import Gang, find_gangs, live_objects
+from volcano_py.commands.explain_target import Gang, find_gangs, live_snapshot
 from volcano_py.commands.snapshot_args import add_snapshot_arguments, load_simulator
 from volcano_py.scheduler.actions.eviction import eviction_report
 from volcano_py.scheduler.actions.preempt import victim_scope
@@ -81,6 +83,13 @@ def add_parser(subparsers: Any) -> None:
     add_snapshot_arguments(parser, live=True)
     parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster")
     add_api_wait_argument(parser)
+    parser.add_argument(
+        "--scheduler-namespace",
+        default="volcano-system",
+        metavar="NS",
+        help="live: read volcano-scheduler-configmap there, as the manager does, unless "
+        "--scheduler-conf is given (default volcano-system; none: the built-in tiers)",
+    )
     parser.add_argument("--job", metavar="NS/PODGROUP", help="the PodGroup (older spelling)")
     parser.add_argument("-o", "--output", choices=("json", "text"), default="json")
     parser.set_defaults(handler=run)
@@ -98,19 +107,22 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"error: explain needs NS/NAME, got {target!r}\n")
         return 2
     where = args.cluster or "the cluster"
+    conf_text = None
     try:
-        objects = (
-            load_objects(args.cluster)
-            if args.cluster
-            else live_objects(args.kubeconfig, args.api_wait, namespace, _say)
-        )
+        if args.cluster:
+            objects = load_objects(args.cluster)
+        else:
+            live = live_snapshot(
+                args.kubeconfig, args.api_wait, namespace, args.scheduler_namespace, _say
+            )
+            objects, conf_text = live.objects, live.scheduler_conf
     except (SnapshotError, OSError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
     except CommandError as e:
         sys.stderr.write(f"error: {e}\n")
         return e.exit_code
-    simulator = load_simulator(args, [o for o in objects if o.get("kind") in KINDS])
+    simulator = load_simulator(args, [o for o in objects if o.get("kind") in KINDS], conf_text)
     if simulator is None:
         return 2
     gangs = find_gangs(namespace, name, objects)

@@ -14,9 +14,10 @@ the controllers made for it (``podgroup-<uid>``, ``<job>-<uid>``, ``ray-<name>-p
    ``scheduling.k8s.io/group-name`` annotation), which covers a PodGroup owned by nothing.
 
 No kind is assumed, so an operator's own kinds work without being listed here. A name that
-several workloads share yields all their gangs; each is explained. ``live_objects`` lists
+several workloads share yields all their gangs; each is explained. ``live_snapshot`` lists
 what the scheduler's snapshot needs (cluster wide) plus the namespace's ReplicaSets,
-StatefulSets and batch Jobs, the usual links between a workload and its pods.
+StatefulSets and batch Jobs, the usual links between a workload and its pods, and reads the
+scheduler's conf from its ConfigMap, as the manager does.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
+from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION, SCHEDULER_CONFIGMAP_NAME
 from volcano_py.api.resources import APIResource
 from volcano_py.commands.cluster_access import CommandError, connect
+from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import ApiError, NotFound
+from volcano_py.scheduler.conf_watch import CONF_KEY
 
 JSON = dict[str, Any]
 MAX_DEPTH = 6
@@ -110,11 +113,45 @@ def find_gangs(namespace: str, name: str, objects: Iterable[JSON]) -> list[Gang]
     return [Gang(pg, via) for pg, via in sorted(found.items())]
 
 
-def live_objects(
-    kubeconfig: str | None, api_wait: float, namespace: str, say: Callable[[str], None]
-) -> list[JSON]:
-    """The snapshot's objects from the cluster, plus the namespace's workload links."""
+@dataclass(frozen=True, slots=True)
+class LiveSnapshot:
+    """What ``explain`` reads from the cluster: the objects, and the scheduler's conf.
+
+    ``scheduler_conf``: ``volcano-scheduler.conf`` of the ConfigMap
+    ``volcano-scheduler-configmap`` in ``conf_namespace`` (what the manager reads without
+    ``--scheduler-conf``), or None when there is none (the built-in tiers).
+    """
+
+    objects: list[JSON]
+    scheduler_conf: str | None
+
+
+def live_snapshot(
+    kubeconfig: str | None,
+    api_wait: float,
+    namespace: str,
+    conf_namespace: str,
+    say: Callable[[str], None],
+) -> LiveSnapshot:
+    """The snapshot's objects from the cluster, the namespace's workload links, the conf."""
     client = connect(kubeconfig, api_wait, say)
+    try:
+        objects = _list(client, namespace)
+        try:
+            configmap = client.get(R.CONFIGMAPS, SCHEDULER_CONFIGMAP_NAME, conf_namespace)
+        except NotFound:
+            return LiveSnapshot(objects, None)
+        except ApiError as e:
+            raise CommandError(
+                f"reading ConfigMap {conf_namespace}/{SCHEDULER_CONFIGMAP_NAME}: {e}"
+            ) from e
+    finally:
+        client.close()
+    conf = (configmap.get("data") or {}).get(CONF_KEY)
+    return LiveSnapshot(objects, str(conf) if conf else None)
+
+
+def _list(client: KubeClient, namespace: str) -> list[JSON]:
     wanted: list[tuple[APIResource, str | None, str | None, bool]] = [
         (R.NODES, None, None, False),
         (R.HYPERNODES, None, None, False),
@@ -126,19 +163,16 @@ def live_objects(
         (R.JOBS, namespace, None, True),
     ]
     objects: list[JSON] = []
-    try:
-        for resource, ns, selector, optional in wanted:
-            try:
-                items = client.list_all(resource, ns, field_selector=selector)
-            except NotFound as e:
-                if optional:
-                    continue
-                raise CommandError(
-                    f"listing {resource.plural}: {e} (are Volcano's CRDs installed?)"
-                ) from e
-            except ApiError as e:
-                raise CommandError(f"listing {resource.plural}: {e}") from e
-            objects += [dict(item, kind=resource.kind) for item in items]
-    finally:
-        client.close()
+    for resource, ns, selector, optional in wanted:
+        try:
+            items = client.list_all(resource, ns, field_selector=selector)
+        except NotFound as e:
+            if optional:
+                continue
+            raise CommandError(
+                f"listing {resource.plural}: {e} (are Volcano's CRDs installed?)"
+            ) from e
+        except ApiError as e:
+            raise CommandError(f"listing {resource.plural}: {e}") from e
+        objects += [dict(item, kind=resource.kind) for item in items]
     return objects

@@ -16,6 +16,8 @@ from typing import Any
 from volcano_py.commands.argtypes import boolean
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.framework.registry import load_conf
+from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import (
     Simulator,
     SnapshotError,
@@ -50,12 +52,21 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, live: bool = Fals
     )
 
 
-def load_simulator(args: argparse.Namespace, objects: list[JSON] | None = None) -> Simulator | None:
-    """The simulator over ``objects`` (else ``--cluster``'s), or None after saying why not."""
+def load_simulator(
+    args: argparse.Namespace, objects: list[JSON] | None = None, conf_text: str | None = None
+) -> Simulator | None:
+    """The simulator over ``objects`` (else ``--cluster``'s), or None after saying why not.
+
+    The conf: ``--scheduler-conf``, else ``conf_text`` (a live cluster's ConfigMap), else the
+    built-in tiers.
+    """
     try:
         if objects is None:
             objects = load_objects(args.cluster)
-        conf = load_scheduler_conf(args.scheduler_conf)
+        if conf_text is not None and args.scheduler_conf is None:
+            conf = load_conf(conf_text, *builtin_registries())
+        else:
+            conf = load_scheduler_conf(args.scheduler_conf)
         implicit = implicit_podgroup if args.implicit_podgroups else None
         return Simulator(objects, conf, args.scheduler_name, implicit)
     except (SnapshotError, ConfError) as e:

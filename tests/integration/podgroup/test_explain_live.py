@@ -209,23 +209,46 @@ def test_explain_finds_the_gang_by_the_workloads_name_and_says_what_it_waits_for
     assert 1 in report["tiers"]
 
 
-def test_explain_text_starts_with_the_summary_and_an_unknown_name_is_refused(
-    client: KubeClient,
-    control_plane: ControlPlane,
-    namespace: str,
-    rack: Topology,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+@pytest.fixture
+def raycluster(client: KubeClient, namespace: str, rack: Topology) -> str:
+    """KubeRay's gang in ``namespace``: ``ns/gpu``, its PodGroup ``ray-gpu-pg``."""
     _operator("ray.io/v1", "RayCluster", "gpu", "ray-gpu-pg")(client, namespace, rack)
+    return f"{namespace}/gpu"
+
+
+def test_explain_text_starts_with_the_summary_and_an_unknown_name_is_refused(
+    raycluster: str, control_plane: ControlPlane, rack: Topology, capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = raycluster.split("/")[0]
     kubeconfig = str(control_plane.kubeconfig)
-    code = main(["explain", f"{namespace}/gpu", "--kubeconfig", kubeconfig, "-o", "text"])
+    code = main(["explain", raycluster, "--kubeconfig", kubeconfig, "-o", "text"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 0
     assert lines[0] == (
         f"{namespace}/ray-gpu-pg: waits for {rack.gpu} short by 4 "
         "(in the roomiest tier-1 HyperNode it may use)"
     )
-    assert lines[1] == f"{namespace}/gpu: RayCluster gpu -> PodGroup ray-gpu-pg"
+    assert lines[1] == f"{raycluster}: RayCluster gpu -> PodGroup ray-gpu-pg"
     code = main(["explain", f"{namespace}/nothing", "--kubeconfig", kubeconfig])
     assert code == 1
     assert f"PodGroups in {namespace}: {namespace}/ray-gpu-pg" in capsys.readouterr().err
+
+
+def test_explain_reads_the_schedulers_conf_from_its_configmap(
+    raycluster: str,
+    client: KubeClient,
+    control_plane: ControlPlane,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    namespace = raycluster.split("/")[0]
+    configmap = {
+        "metadata": {"name": "volcano-scheduler-configmap"},
+        "data": {"volcano-scheduler.conf": 'actions: "enqueue, allocate, nosuchaction"\n'},
+    }
+    client.create(R.CONFIGMAPS, configmap, namespace)
+    argv = ["explain", raycluster, "--kubeconfig", str(control_plane.kubeconfig)]
+    assert main([*argv, "--scheduler-namespace", namespace]) == 2
+    assert "nosuchaction" in capsys.readouterr().err
+    # a file given wins over the ConfigMap, as for the manager
+    conf = "examples/scheduler/volcano-scheduler.conf"
+    assert main([*argv, "--scheduler-namespace", namespace, "--scheduler-conf", conf]) == 0
