@@ -9,6 +9,7 @@ and compared object by object: a change to ``manifests/`` that the chart does no
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
+from devcluster.harness import ControlPlane
 from devcluster.provision import ensure_binaries, ensure_helm
+from volcano_py.api import resources as R
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.errors import Conflict
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "volcano-py"
@@ -104,3 +109,18 @@ def test_another_release_namespace_moves_every_namespaced_object(namespace: str)
     assert NAMESPACE not in out
     rendered = _objects(out)
     assert ("v1", "Service", namespace, "volcano-py") in rendered
+
+
+def test_the_rendered_chart_is_accepted_by_the_api_server(
+    control_plane: ControlPlane, client: KubeClient, tmp_path: Path
+) -> None:
+    with contextlib.suppress(Conflict):
+        client.create(R.NAMESPACES, {"metadata": {"name": NAMESPACE}})
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text(_helm("template", "volcano-py", str(CHART), "--namespace", NAMESPACE))
+    kubectl = [
+        str(control_plane.binaries["kubectl"]),
+        "--kubeconfig",
+        str(control_plane.kubeconfig),
+    ]
+    _run([*kubectl, "apply", "--dry-run=server", "-f", str(rendered)])
