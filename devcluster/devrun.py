@@ -6,12 +6,14 @@ cluster's API server cannot call a webhook on this machine, so no webhook config
 installed) and creates nothing there; ``auto`` (the default) starts a local one, but refuses,
 with the two commands to choose from, when ``$KUBECONFIG`` is set to a cluster ``make run`` did
 not start (``choose_cluster``): an exported kubeconfig of a real cluster is never used unless
-asked for. ``make demo`` is always local. A local cluster is started
-from the test harness (binaries cached): etcd, kube-apiserver, kube-controller-manager and kwok
-as the kubelets; the CRDs, the ValidatingAdmissionPolicy, a ValidatingWebhookConfiguration
-pointing at ``https://127.0.0.1:<port>`` and both ConfigMaps are installed; a fleet of GPU
-nodes is created (``--nodes``, default 8 in 2 spines x 2 racks, see ``fleet.py``) which label
-discovery turns into HyperNodes; the manager runs against it and the lines to try are printed.
+asked for. ``make demo`` is always local. A local cluster is started from the test harness
+(binaries cached) as a cluster would be (``like_a_cluster``): etcd, kube-apiserver,
+kube-controller-manager with its whole default controller set, kube-scheduler as the default
+scheduler (pods without ``schedulerName`` run) and kwok as the kubelets; the CRDs, the
+ValidatingAdmissionPolicy, a ValidatingWebhookConfiguration pointing at
+``https://127.0.0.1:<port>`` and both ConfigMaps are installed; a fleet of GPU nodes is created
+(``--nodes``, default 8 in 2 spines x 2 racks, see ``fleet.py``) which label discovery turns
+into HyperNodes; the manager runs against it and the lines to try are printed.
 
 ``--demo`` then applies ``examples/workloads/deployment-gang.yaml``, waits until its pods run,
 prints ``volcano-py tree`` and where each pod landed, and keeps the cluster up.
@@ -282,8 +284,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(cleaned, flush=True)
             folder = Path(tempfile.mkdtemp(prefix=devstate.RUN_PREFIX))
             devstate.record(folder)
-            step(f"starting etcd, kube-apiserver, kube-controller-manager and kwok in {folder}")
-            plane = ControlPlane(folder)
+            step(
+                f"starting etcd, kube-apiserver, kube-controller-manager (every default "
+                f"controller), kube-scheduler (the default scheduler) and kwok in {folder}"
+            )
+            plane = ControlPlane(folder, like_a_cluster=True)
             plane.start()
             kubeconfig = str(plane.kubeconfig)
             step("installing the CRDs, the ConfigMaps and the admission configuration")

@@ -3,7 +3,10 @@
 The default fleet is 8 GPU nodes (32 CPU, 256Gi, 8 ``nvidia.com/gpu`` each) in 2 spines x 2
 racks, labelled the way the label-discovery ConfigMap ``make run`` installs
 (``manifests/base/controller-configmap.yaml``) reads them: ``volcano.sh/tor-spine`` (tier 2),
-``volcano.sh/tor-rack`` (tier 1), ``kubernetes.io/hostname``. The manager's hyperNode-controller
+``volcano.sh/tor-rack`` (tier 1), and the well-known labels a kubelet sets
+(``kubernetes.io/hostname``, ``kubernetes.io/os``, ``kubernetes.io/arch`` and their ``beta.``
+forms), with
+``ephemeral-storage`` beside cpu, memory and pods. The manager's hyperNode-controller
 turns those labels into HyperNodes; kwok (``kwok.py``) is their kubelet. ``--nodes N`` spreads
 N nodes over the same four racks; 0 leaves the cluster empty.
 """
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from devcluster.nodes import node_body, wait_nodes_up
+from devcluster.nodes import node_body, wait_nodes_up, well_known_labels
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -24,7 +27,13 @@ from volcano_py.kube.client import KubeClient
 ROOT = Path(__file__).resolve().parents[1]
 SPINES, RACKS_PER_SPINE = 2, 2
 SPINE_LABEL, RACK_LABEL = "volcano.sh/tor-spine", "volcano.sh/tor-rack"
-GPU_NODE = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
+GPU_NODE = {
+    "cpu": "32",
+    "memory": "256Gi",
+    "pods": "110",
+    "ephemeral-storage": "500Gi",
+    "nvidia.com/gpu": "8",
+}
 DEMO_WORKLOAD = ROOT / "examples" / "workloads" / "deployment-gang.yaml"
 
 
@@ -38,9 +47,9 @@ def fleet(count: int) -> list[JSON]:
         spine = rack // RACKS_PER_SPINE
         name = f"gpu-s{spine}-r{rack}-n{i}"
         labels = {
+            **well_known_labels(name),
             SPINE_LABEL: f"spine-{spine}",
             RACK_LABEL: f"rack-{rack}",
-            "kubernetes.io/hostname": name,
         }
         nodes.append(node_body(name, labels, GPU_NODE))
     return nodes

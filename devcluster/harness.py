@@ -9,7 +9,12 @@ kube-controller-manager runs the node-lifecycle controller with it, so taints fo
 readiness as in a cluster (``kwok=False`` drops both: nodes are then plain objects).
 ``controller_manager=False`` drops the workload controllers (Deployments, ReplicaSets,
 garbage collection ...); kube-controller-manager then still runs for the node-lifecycle
-controller if kwok does.
+controller if kwok does. ``like_a_cluster=True`` (what ``make run`` starts) runs
+kube-controller-manager's whole default controller set (DaemonSets, CronJobs, EndpointSlices,
+disruption, TTL, podgc ... and a CSR signer with the local CA) and kube-scheduler, built from
+the pinned module as the bench builds it, as the default scheduler: a pod without
+``schedulerName`` runs as in a cluster. The tests keep the short list and no default scheduler
+(a test asks for either when it needs it).
 
 Things that bite, handled here: the API server needs ``--advertise-address=127.0.0.1`` on a
 machine without a default route; ``--endpoint-reconciler-type=none``; every serving
@@ -38,7 +43,7 @@ from typing import Any
 
 from devcluster import kwok as kwok_sim
 from devcluster.pki import Pki, issue_client, make_pki
-from devcluster.provision import ensure_binaries
+from devcluster.provision import ensure_binaries, ensure_kube_scheduler
 from volcano_py.kube.client import ClientConfig
 from webhooks import certs
 
@@ -72,8 +77,12 @@ class ControlPlane:
         controller_manager: bool = True,
         kwok: bool = True,
         audit: bool = False,
+        like_a_cluster: bool = False,
     ) -> None:
         self.binaries = ensure_binaries()
+        self.like_a_cluster = like_a_cluster
+        if like_a_cluster:
+            self.binaries["kube-scheduler"] = ensure_kube_scheduler()
         self._own_dir = work_dir is None
         self.dir = Path(tempfile.mkdtemp(prefix="volcano-py-cp-")) if work_dir is None else work_dir
         self.with_controller_manager = controller_manager
@@ -126,12 +135,14 @@ class ControlPlane:
             self._start_controller_manager()
         if self.with_kwok:
             self.start_kwok()
+        if self.like_a_cluster:
+            self._start_kube_scheduler()
         self.startup_seconds = time.monotonic() - started
         return self
 
     def stop(self) -> None:
         """Stop every component and remove the work folder (if the harness made it)."""
-        for name in ("kwok", "kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kube-scheduler", "kwok", "kube-controller-manager", "kube-apiserver", "etcd"):
             self._kill(name)
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -298,6 +309,14 @@ class ControlPlane:
         controllers = (KCM_CONTROLLERS if self.with_controller_manager else ()) + (
             KWOK_CONTROLLERS if self.with_kwok else ()
         )
+        extra: list[str] = []
+        if self.like_a_cluster and self.pki is not None:
+            controllers = ("*",)  # the default set, as a cluster's kube-controller-manager
+            extra = [
+                f"--root-ca-file={self.pki.ca_cert}",
+                f"--cluster-signing-cert-file={self.pki.ca_cert}",
+                f"--cluster-signing-key-file={self.pki.ca_key}",
+            ]
         self._spawn(
             "kube-controller-manager",
             [
@@ -312,6 +331,29 @@ class ControlPlane:
                 "--concurrent-replicaset-syncs=10",
                 "--concurrent-gc-syncs=20",
                 f"--service-account-private-key-file={self.pki.sa_key if self.pki else ''}",
+                *extra,
+            ],
+        )
+
+    def _start_kube_scheduler(self) -> None:
+        """kube-scheduler as the cluster's default scheduler (``default-scheduler``)."""
+        config = self.dir / "kube-scheduler.yaml"
+        config.write_text(
+            "apiVersion: kubescheduler.config.k8s.io/v1\n"
+            "kind: KubeSchedulerConfiguration\n"
+            f"clientConnection:\n  kubeconfig: {self.kubeconfig}\n"
+            "leaderElection:\n  leaderElect: false\n"
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.binaries["kube-scheduler"]),
+                f"--config={config}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                "-v=0",
             ],
         )
 

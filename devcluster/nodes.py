@@ -20,6 +20,17 @@ from volcano_py.kube.client import KubeClient
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 
 
+def well_known_labels(name: str) -> dict[str, str]:
+    """The labels a kubelet puts on its Node (workloads select on them: ``nodeSelector``)."""
+    return {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+    }
+
+
 def node_body(
     name: str,
     labels: Mapping[str, str] | None = None,

@@ -14,7 +14,12 @@ Where they come from, in order:
 3. otherwise they are built once from the Go module proxy by the helper modules in ``gomod/``
    (``k8s.io/kubernetes`` with a ``replace`` for every staging module; etcd from
    ``go.etcd.io/etcd/server/v3``; ``sigs.k8s.io/kwok/cmd/kwok``), under a file lock so
-   concurrent runs build once.
+   concurrent runs build once; a run waiting on another's build says so every 20 s
+   (``buildprogress.hold_build_lock``).
+
+kube-scheduler (``ensure_kube_scheduler``: ``make run``'s default scheduler and the bench's
+anchor) and helm (``ensure_helm``: the chart's lint and render in the tests) are built the same
+way on first use, each in its own cache folder.
 
 ``python -m devcluster.provision`` provisions and prints the directories; the time a
 cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
@@ -22,7 +27,6 @@ cold build took is kept in ``provision.json`` beside the binaries (``bench/`` re
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -33,13 +37,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from devcluster.buildprogress import PROGRESS_S, go_build
+from devcluster.buildprogress import PROGRESS_S, go_build, hold_build_lock
 
 GOMOD = Path(__file__).parent / "gomod"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kubectl")
 ETCD_BINARY = "etcd"
 KWOK_BINARY = "kwok"
 KUBE_SCHEDULER_BINARY = "kube-scheduler"
+HELM_BINARY = "helm"
 CONTROL_PLANE_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
 ALL_BINARIES = (*CONTROL_PLANE_BINARIES, KWOK_BINARY)
 
@@ -85,6 +90,12 @@ def kube_scheduler_cache_key() -> str:
 def kwok_cache_key() -> str:
     """kwok: its version plus a hash of its helper module."""
     return f"kwok-{versions()['kwok']}-{_modules_digest('kwok')}"
+
+
+def helm_cache_key() -> str:
+    """Helm (the chart's lint and render): its version plus a hash of its helper module."""
+    version = _module_version(GOMOD / "helm" / "go.mod", "helm.sh/helm/v3")
+    return f"helm-{version}-{_modules_digest('helm')}"
 
 
 def cache_root() -> Path:
@@ -189,6 +200,30 @@ def ensure_kube_scheduler() -> Path:
     return folder / KUBE_SCHEDULER_BINARY
 
 
+def build_helm(target: Path, *, gocache: str | None = None) -> float:
+    """Compile helm from the Go module proxy into ``target``; the seconds it took."""
+    banner = "building helm for the chart tests (~2 min after the Kubernetes build)..."
+    return _build_one(
+        str(target / HELM_BINARY),
+        "helm.sh/helm/v3/cmd/helm",
+        "helm",
+        banner,
+        gocache,
+        "~2 min after the Kubernetes build",
+    )
+
+
+def ensure_helm() -> Path:
+    """Helm for ``helm lint`` / ``helm template`` of ``charts/volcano-py`` (tests and CI).
+
+    ``$HELM`` when it names an executable, else the cache, built once like the other binaries.
+    """
+    given = os.environ.get("HELM")
+    if given and os.access(given, os.X_OK):
+        return Path(given)
+    return _cached(helm_cache_key(), (HELM_BINARY,), build_helm) / HELM_BINARY
+
+
 def _complete(folder: Path, names: tuple[str, ...]) -> bool:
     return all(os.access(folder / name, os.X_OK) for name in names)
 
@@ -199,8 +234,8 @@ def _cached(key: str, names: tuple[str, ...], builder: Callable[[Path], float]) 
     if _complete(folder, names):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(folder.parent / ".lock", "a+") as lock:
+        hold_build_lock(lock)
         if not _complete(folder, names):
             staging = Path(tempfile.mkdtemp(prefix="build-", dir=folder.parent))
             seconds = builder(staging)
@@ -241,6 +276,10 @@ def main() -> int:
     """Provision and print where the binaries are."""
     started = time.monotonic()
     paths = ensure_binaries()
+    # make run's default scheduler and the chart tests' helm: built here (make testbin, before
+    # make test), so no test spends its time limit on a cold build
+    paths["kube-scheduler"] = ensure_kube_scheduler()
+    paths["helm"] = ensure_helm()
     folder = {p.parent for p in paths.values()}
     print(
         f"control plane binaries ready in {time.monotonic() - started:.1f}s: "

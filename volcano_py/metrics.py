@@ -19,7 +19,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.metrics_core import Metric
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -33,6 +33,10 @@ def exponential_range(low: float, high: float, count: int) -> tuple[float, ...]:
     """
     factor = (high / low) ** (1 / (count - 1))
     return tuple(low * factor**i for i in range(count))
+
+
+# Names of every PlainCounter: their ``# HELP``/``# TYPE`` lines are renamed by ``render``.
+_PLAIN_COUNTER_NAMES: set[str] = set()
 
 
 class PlainCounter:
@@ -58,6 +62,7 @@ class PlainCounter:
         self._values: dict[tuple[str, ...], float] = {} if labelnames else {(): 0.0}
         self._lock = threading.Lock()
         registry.register(self)
+        _PLAIN_COUNTER_NAMES.add(self.name)
 
     def inc(self, amount: float = 1.0, labels: tuple[str, ...] = ()) -> None:
         """Add ``amount`` (>= 0) to the series of ``labels`` (one value per label name)."""
@@ -82,6 +87,25 @@ class PlainCounter:
     def describe(self) -> Iterator[Metric]:
         """The family without samples (for the registry's name check)."""
         yield Metric(self.name, self.documentation, "counter")
+
+
+def render(registry: CollectorRegistry) -> bytes:
+    """``registry`` in Prometheus' text format, every family typed under its samples' name.
+
+    ``generate_latest`` writes a counter's ``# HELP`` and ``# TYPE`` lines under the family name
+    plus ``_total``; a ``PlainCounter``'s samples have no ``_total``, so Prometheus would find
+    no type for them (untyped). Those two lines are written under the exact name instead, as
+    Volcano's Go client writes them.
+    """
+    lines = generate_latest(registry).split(b"\n")
+    for i, line in enumerate(lines):
+        if not line.startswith((b"# HELP ", b"# TYPE ")):
+            continue
+        head, _, rest = line[7:].partition(b" ")
+        name = head.decode()
+        if name.endswith("_total") and name[: -len("_total")] in _PLAIN_COUNTER_NAMES:
+            lines[i] = line[:7] + name[: -len("_total")].encode() + b" " + rest
+    return b"\n".join(lines)
 
 
 def remove_series(metric: Gauge, *labels: str) -> None:

@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from volcano_py.api.safeload import clip
-from volcano_py.metrics import REGISTRY
+from volcano_py.metrics import REGISTRY, render
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class OpsServer:
         """Answer one GET."""
         path = request.path.split("?", 1)[0]
         if path == "/metrics":
-            self._reply(request, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+            self._reply(request, 200, render(REGISTRY), CONTENT_TYPE_LATEST)
             return
         route = self._routes.get(path)
         if route is not None:

@@ -26,7 +26,7 @@ from volcano_py.scheduler.actions.allocate_sub_jobs import sub_job_failure
 from volcano_py.scheduler.actions.fit_errors import TierReport, nodes_message
 from volcano_py.scheduler.actions.placement import tier_reports
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.api.resource import format_amount
+from volcano_py.scheduler.api.resource import format_short
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.simulator import Simulator
 
@@ -36,7 +36,7 @@ def _tier_json(report: TierReport) -> JSON:
         "tier": report.tier,
         "hyperNodes": report.total,
         "fit": report.fit,
-        "short": {n: format_amount(n, a) for n, a in sorted(report.short.items())},
+        "short": {n: format_short(n, a) for n, a in sorted(report.short.items())},
         "text": report.text(),
     }
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from volcano_py.commands.argtypes import boolean
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.framework.registry import load_conf
+from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import (
     Simulator,
     SnapshotError,
@@ -22,10 +25,21 @@ from volcano_py.scheduler.simulator import (
     load_scheduler_conf,
 )
 
+JSON = dict[str, Any]
 
-def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--cluster``, ``--scheduler-conf`` and ``--scheduler-name``."""
-    parser.add_argument("--cluster", required=True, metavar="FILE", help="cluster snapshot")
+
+def add_snapshot_arguments(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
+    """``--cluster``, ``--scheduler-conf`` and ``--scheduler-name``.
+
+    ``live``: ``--cluster`` is optional; without it the command reads the cluster
+    (``--kubeconfig``, ``--api-wait``, added by the command).
+    """
+    parser.add_argument(
+        "--cluster",
+        required=not live,
+        metavar="FILE",
+        help="cluster snapshot" + (" (default: the live cluster)" if live else ""),
+    )
     parser.add_argument("--scheduler-conf", metavar="FILE", help="volcano-scheduler.conf")
     parser.add_argument("--scheduler-name", default="volcano", help="spec.schedulerName served")
     parser.add_argument(
@@ -38,11 +52,21 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_simulator(args: argparse.Namespace) -> Simulator | None:
-    """The simulator over the snapshot, or None after printing why it cannot be built."""
+def load_simulator(
+    args: argparse.Namespace, objects: list[JSON] | None = None, conf_text: str | None = None
+) -> Simulator | None:
+    """The simulator over ``objects`` (else ``--cluster``'s), or None after saying why not.
+
+    The conf: ``--scheduler-conf``, else ``conf_text`` (a live cluster's ConfigMap), else the
+    built-in tiers.
+    """
     try:
-        objects = load_objects(args.cluster)
-        conf = load_scheduler_conf(args.scheduler_conf)
+        if objects is None:
+            objects = load_objects(args.cluster)
+        if conf_text is not None and args.scheduler_conf is None:
+            conf = load_conf(conf_text, *builtin_registries())
+        else:
+            conf = load_scheduler_conf(args.scheduler_conf)
         implicit = implicit_podgroup if args.implicit_podgroups else None
         return Simulator(objects, conf, args.scheduler_name, implicit)
     except (SnapshotError, ConfError) as e:

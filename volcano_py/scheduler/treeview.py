@@ -104,12 +104,24 @@ def broken_names(report: JSON) -> set[str]:
 def text_tree(report: JSON) -> str:
     """An indented outline, roots first (highest tier), children below."""
     hns = report["hyperNodes"]
-    broken = broken_names(report)
-    lines = [f"HyperNode tree: {'ready' if report['ready'] else 'NOT READY'}"]
+    quarantined = report.get("quarantined") or {}
+    # Quarantine keeps the tree usable: only the quarantined are at fault, not the HyperNodes
+    # their errors also name (the first claimant of a node keeps it and works).
+    broken = broken_names(report) if not report["ready"] else set()
+    if not report["ready"]:
+        state = "NOT READY"
+    elif quarantined or report["errors"]:
+        state = (
+            f"partly usable: {len(quarantined)} HyperNode(s) quarantined (left out of "
+            "scheduling), the rest schedules"
+        )
+    else:
+        state = "ready"
+    lines = [f"HyperNode tree: {state}"]
     lines += [f"  error: {e}" for e in report["errors"]]
     lines += [
         f"  quarantined: {name} (left out of scheduling: {why})"
-        for name, why in sorted((report.get("quarantined") or {}).items())
+        for name, why in sorted(quarantined.items())
     ]
     roots = sorted(
         (n for n, h in hns.items() if not h["parent"]), key=lambda n: (-hns[n]["tier"], n)

@@ -109,7 +109,7 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
     _forget_deleted(universe)
     own_nodes = node_selectors(obj, stored=False)
     if own_nodes.exact or own_nodes.patterns or own_nodes.labels or own_nodes.expressions:
-        claim = _node_overlaps(name, own_nodes, universe, result.warnings)
+        claim = _node_overlaps(name, own_nodes, universe, result.warnings, _discovered(obj))
         if claim and _discovered(obj):
             # A discoverer moves nodes between its leaves in several writes (two leaves may
             # even swap nodes); refusing one write could wedge it. The scheduler quarantines
@@ -239,11 +239,27 @@ def _forget_deleted(names: Mapping[str, Any]) -> None:
 
 
 def _node_overlaps(
-    name: str, own: NodeSelectors, others: Mapping[str, JSON], warnings: list[str]
+    name: str,
+    own: NodeSelectors,
+    others: Mapping[str, JSON],
+    warnings: list[str],
+    discovered: bool = False,
 ) -> str | None:
-    """A denial when an exact Node member is another HyperNode's exact member; else warnings."""
+    """A denial when an exact Node member is another HyperNode's exact member; else warnings.
+
+    A hand-made HyperNode beside a discovered one (or the other way round) whose Node members
+    are label selectors against exact names is warned about too: nothing here can rule the
+    overlap out, and it is the usual way the two kinds collide (Volcano's hand-made HyperNode
+    script selects racks by label; label discovery lists the same nodes by name).
+    """
+    mixed: list[str] = []
     for other_name in sorted(others):
         theirs = node_selectors(others[other_name])
+        if discovered != _discovered(others[other_name]) and (
+            _labels_against_names(own, theirs) or _labels_against_names(theirs, own)
+        ):
+            mixed.append(other_name)
+            continue
         shared = own.exact & theirs.exact
         if shared:
             node = min(shared)
@@ -257,7 +273,25 @@ def _node_overlaps(
                 f'HyperNode "{other_name}"; a node under two leaf HyperNodes is quarantined '
                 "by the scheduler"
             )
+    if mixed:
+        named = ", ".join(f'"{n}"' for n in mixed[:3]) + (
+            f" and {len(mixed) - 3} more" if len(mixed) > 3 else ""
+        )
+        this, those = (
+            ("discovered", "made by hand") if discovered else ("made by hand", "discovered")
+        )
+        warnings.append(
+            f'HyperNode "{name}" ({this}) may select the same nodes as the {those} '
+            f"HyperNode(s) {named} (one lists Nodes by name, the other selects them by label); "
+            "a node under two leaf HyperNodes is quarantined by the scheduler: keep one kind "
+            "(delete the hand-made HyperNodes or turn the discovery source off)"
+        )
     return None
+
+
+def _labels_against_names(a: NodeSelectors, b: NodeSelectors) -> bool:
+    """``a`` selects Nodes by label (or expression) and ``b`` lists Nodes by name."""
+    return bool((a.labels or a.expressions) and b.exact)
 
 
 def _may_overlap(a: NodeSelectors, b: NodeSelectors) -> bool:

@@ -11,11 +11,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import generate_latest
-
 from tests.builders import exact, hypernode_body, pod_body, podgroup_body
 from tests.dashboards import dashboard_metric_names, sampled_names
-from volcano_py.metrics import REGISTRY, exponential_range
+from volcano_py.metrics import REGISTRY, exponential_range, render
 from volcano_py.scheduler.capacity_metrics import export_capacity
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.plugins.support.queue_metrics import (
@@ -73,7 +71,7 @@ def _scheduled() -> tuple[Simulator, str]:
     assert len(result.bindings) == 2
     export_queue_infos(sim.cache.queue_infos())
     export_capacity(sim.cache.snapshot(), set())
-    return sim, generate_latest(REGISTRY).decode()
+    return sim, render(REGISTRY).decode()
 
 
 def test_a_cycle_exports_every_name_volcanos_dashboards_and_ours_query() -> None:
@@ -130,6 +128,24 @@ def test_a_scalar_a_queue_stops_reporting_drops_to_zero_and_a_deleted_queue_disa
         REGISTRY.get_sample_value("volcano_queue_request_milli_cpu", {"queue_name": "gone-q"})
         is None
     )
+
+
+def test_every_sample_is_under_a_type_line_of_its_own_family() -> None:
+    _, text = _scheduled()
+    typed = {
+        line.split()[2]: line.split()[3] for line in text.splitlines() if line.startswith("# TYPE")
+    }
+    suffixes = ("", "_bucket", "_sum", "_count", "_created")
+    untyped = sorted(
+        {
+            name
+            for name in sampled_names(text)
+            if not any(name.endswith(s) and name[: len(name) - len(s)] in typed for s in suffixes)
+        }
+    )
+    assert untyped == []
+    assert typed["volcano_total_preemption_attempts"] == "counter"
+    assert typed["volcano_job_retry_counts"] == "counter"
 
 
 def test_exponential_range_matches_prometheus_go_bounds() -> None:

@@ -83,7 +83,7 @@ def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "explain", "--cluster", CLUSTER, "--job", "team-a/llm-train")
     data = json.loads(out)
     assert code == 0
-    assert data["tiers"] == [1, 2, 3]
+    assert data["tiers"] == [1, 2]  # the virtual cluster top is no tier of the cluster
     assert data["highestTierAllowed"] == 2
     assert data["allocatedHyperNode"] == ""
     assert data["gradients"] == [
@@ -103,7 +103,10 @@ def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
 def test_explain_unknown_job_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "explain", "--cluster", CLUSTER, "--job", "x/y")
     assert code == 1
-    assert "team-a/llm-train" in err
+    assert "namespaces with PodGroups: serving, team-a, team-b, team-c" in err
+    code, _, err = _run(capsys, "explain", "team-a/nope", "--cluster", CLUSTER)
+    assert code == 1
+    assert "PodGroups in team-a: team-a/llm-train" in err
 
 
 def test_tree_json_shape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.scheduler.api.resource import Resource, least_sum
+from volcano_py.scheduler.api.resource import Resource, format_short, least_sum
 
 
 def test_resource_from_podgroup_quota_usage_keeps_only_schedulable_names() -> None:
@@ -42,3 +42,32 @@ def test_least_sum_takes_the_smallest_amounts_per_resource(
         Resource.from_list({"cpu": "1", "nvidia.com/gpu": "2"}),
     ]
     assert least_sum(requests, count).to_list() == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "amount", "shown"),
+    [
+        ("nvidia.com/gpu", 8000, "8"),
+        ("nvidia.com/gpu", 12800, "12.8"),
+        ("memory", 22 * 2**30, "22Gi"),
+        ("memory", 23622320128 + 1, "22.1Gi"),
+        ("memory", 3 * 2**29, "1.5Gi"),
+        ("memory", 512, "512"),
+        ("cpu", 500, "500m"),
+        ("cpu", 4000, "4"),
+    ],
+    ids=[
+        "gpus",
+        "fractional-gpus",
+        "exact-gi",
+        "bytes-round-up",
+        "half-gi",
+        "bytes",
+        "milli",
+        "cores",
+    ],
+)
+def test_format_short_writes_a_shortfall_in_the_resources_own_unit(
+    name: str, amount: int, shown: str
+) -> None:
+    assert format_short(name, amount) == shown

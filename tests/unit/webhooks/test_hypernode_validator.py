@@ -434,3 +434,35 @@ def test_validator_warns_when_a_pattern_may_take_another_leafs_nodes(
         and "quarantined" in w
         for w in verdict.warnings
     )
+
+
+def _discovered(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["labels"] = {"volcano.sh/network-topology-source": "label"}
+    return obj
+
+
+def test_a_hand_made_label_leaf_beside_discovered_leaves_is_warned_naming_them() -> None:
+    discovered = [_discovered(hn(f"hypernode-rack-{i}", 1, [ex(f"node-{i}")])) for i in range(5)]
+    verdict = HyperNodeValidator(StaticLister(discovered)).validate(hn("rack-0", 1, [lm()]))
+    assert verdict.allowed
+    assert list(verdict.warnings) == [
+        'HyperNode "rack-0" (made by hand) may select the same nodes as the discovered '
+        'HyperNode(s) "hypernode-rack-0", "hypernode-rack-1", "hypernode-rack-2" and 2 more '
+        "(one lists Nodes by name, the other selects them by label); a node under two leaf "
+        "HyperNodes is quarantined by the scheduler: keep one kind (delete the hand-made "
+        "HyperNodes or turn the discovery source off)"
+    ]
+    # the discoverer writing its leaf beside the hand-made one is told the same, once
+    verdict = HyperNodeValidator(StaticLister([hn("rack-0", 1, [lm()])])).validate(discovered[0])
+    assert verdict.allowed
+    assert len(verdict.warnings) == 1
+    assert verdict.warnings[0].startswith(
+        'HyperNode "hypernode-rack-0" (discovered) may select the same nodes as the made by '
+        'hand HyperNode(s) "rack-0"'
+    )
+
+
+def test_hand_made_label_and_name_leaves_of_one_origin_get_no_such_warning() -> None:
+    verdict = HyperNodeValidator(StaticLister(EXISTING)).validate(hn("rack-l", 1, [lm()]))
+    assert verdict.allowed
+    assert not any("made by hand" in w for w in verdict.warnings)

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.api.resource import Resource, format_amount, format_short
 from volcano_py.scheduler.api.task_info import TaskInfo
 
 
@@ -53,7 +53,7 @@ class TierReport:
             detail = (
                 " ("
                 + ", ".join(
-                    f"{name} short by {format_amount(name, amount)}"
+                    f"{name} short by {format_short(name, amount)}"
                     for name, amount in sorted(self.short.items())
                 )
                 + ")"

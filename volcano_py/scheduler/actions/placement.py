@@ -32,7 +32,7 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.sub_job_info import SubJobInfo
-from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.api.task_info import READY, TaskInfo
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 
@@ -202,16 +202,26 @@ def tier_reports(ssn: Session, job: JobInfo) -> list[TierReport]:
 
 
 def _shortfall_need(job: JobInfo) -> Resource:
-    """What the tier counts compare with: the gang's need, or its pending tasks' once ready.
+    """What the tier counts compare with: what the pods not yet placed still need.
 
-    A ready gang (running and scaling up) is short of what its extra pods ask.
+    A ready gang (running and scaling up) is short of what its extra pods ask. A gang with
+    some pods placed and a ``minResources`` for the whole gang (KubeRay and Volcano Jobs
+    write the total; a growing RayCluster's is its new size) needs ``minResources`` minus
+    what its placed pods hold: the pods placed hold their share already, in the HyperNode
+    the reach is counted under. Without ``minResources`` the need is derived from the
+    pending pods alone (``gang_min_resources``).
     """
     if job.ready_task_num() >= job.min_member:
         need = Resource()
         for task in job.pending_tasks():
             need.add(task.resreq)
         return need
-    return job.gang_min_resources()
+    need = job.gang_min_resources().clone()
+    if not job.min_resources.is_empty():
+        for task in job.tasks.values():
+            if task.status in READY:
+                need.sub(task.resreq)
+    return need
 
 
 def reach_by_tier(

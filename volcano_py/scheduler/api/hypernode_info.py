@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import JSON
-from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, MAX_HYPERNODE_TIER, MemberType
+from volcano_py.api.constants import (
+    CLUSTER_TOP_HYPERNODE,
+    MAX_HYPERNODE_TIER,
+    NETWORK_TOPOLOGY_SOURCE_LABEL,
+    MemberType,
+)
 from volcano_py.api.errors import FieldError
 from volcano_py.api.hypernode import HyperNode, resolve_hypernode_members, resolve_node_members
 
@@ -323,8 +328,15 @@ def _faults(
             claimants = sorted(node_parents[node], key=lambda n: (_created(objs.get(n)), n))
             error = f"node {node} is a member of more than one HyperNode: {', '.join(claimants)}"
             errors.append(error)
+            first = claimants[0]
             for later in claimants[1:]:
-                quarantined.setdefault(later, f"{error} ({claimants[0]} claimed it first)")
+                mixed = ""
+                if origin(objs.get(first)) != origin(objs.get(later)):
+                    # a hand-made HyperNode beside discovered ones (Volcano's script, say)
+                    mixed = (
+                        f"; {first} is {origin(objs.get(first))}, {later} {origin(objs.get(later))}"
+                    )
+                quarantined.setdefault(later, f"{error} ({first} claimed it first{mixed})")
     for loop in _cycles(names, children):
         error = "HyperNode cycle: " + " -> ".join(loop)
         errors.append(error)
@@ -349,6 +361,13 @@ def _tier_names(
                 f"tierName {spec.tier_name} names tiers {known} and {spec.tier} (HyperNode {name})"
             )
     return tier_names, warnings
+
+
+def origin(obj: JSON | None) -> str:
+    """``discovered by <source>`` for a HyperNode a discovery source owns, else ``made by hand``."""
+    labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+    source = labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL)
+    return f"discovered by {source}" if source else "made by hand"
 
 
 def _created(obj: JSON | None) -> str:

@@ -171,6 +171,28 @@ def format_amount(name: str, amount: int) -> str:
     return f"{amount}m"
 
 
+def format_short(name: str, amount: int) -> str:
+    """An amount in ``name``'s own unit for people: ``8``, ``12.8``, ``22Gi``, ``21.5Gi``, ``500m``.
+
+    For messages (``nvidia.com/gpu short by 8``), never for writing a quantity back
+    (``format_amount`` is exact). Memory takes the largest binary unit it has at least one of,
+    rounded up to a tenth (a shortfall is never understated); other scalars are whole units,
+    a fraction written as a decimal rather than milli-units; CPU stays in cores or millicores.
+    """
+    if name == MEMORY:
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount >= size:
+                if amount % size == 0:
+                    return f"{amount // size}{suffix}"
+                tenths = -(-amount * 10 // size)
+                whole, tenth = divmod(tenths, 10)
+                return f"{whole}.{tenth}{suffix}" if tenth else f"{whole}{suffix}"
+        return str(amount)
+    if name == CPU or amount % 1000 == 0:
+        return format_amount(name, amount)
+    return f"{amount / 1000:.3f}".rstrip("0")
+
+
 def least_sum(requests: list[Resource], count: int) -> Resource:
     """Per dimension, the sum of the ``count`` smallest amounts among ``requests``.
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from volcano_py.api.constants import PodGroupPhase
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.api.resource import Resource, format_amount
+from volcano_py.scheduler.api.resource import Resource, format_short
 from volcano_py.scheduler.api.task_info import OCCUPYING
 from volcano_py.scheduler.framework.arguments import Arguments, ConfError
 from volcano_py.scheduler.framework.session import Session
@@ -64,7 +64,7 @@ class OvercommitGate:
         for name, amount in need.items():
             if amount > 0 and self.inqueue.get(name) + amount > self.idle.get(name):
                 have = max(0, self.idle.get(name) - self.inqueue.get(name))
-                short.append(f"{name} short by {format_amount(name, amount - have)}")
+                short.append(f"{name} short by {format_short(name, amount - have)}")
         if not short:
             return None
         return "resource in cluster is overused: " + ", ".join(short)

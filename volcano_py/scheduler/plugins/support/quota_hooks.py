@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
-from volcano_py.scheduler.api.resource import format_amount
+from volcano_py.scheduler.api.resource import format_short
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.interface import EventHandler
 from volcano_py.scheduler.framework.session import Session
@@ -76,7 +76,7 @@ class QuotaHooks:
             if short:
                 listed = ", ".join(
                     f"{n} short by "
-                    f"{format_amount(n, int(total[n] - each.real_capability.get(n, 0.0)))}"
+                    f"{format_short(n, int(total[n] - each.real_capability.get(n, 0.0)))}"
                     for n in short
                 )
                 return f"queue resource quota insufficient: queue {each.name}: {listed}"
