@@ -1,7 +1,8 @@
 """``allocate``: place pending tasks, gang by gang, topology first.
 
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
-(priority, then age). For each job:
+(priority, then age). Pods with scheduling gates are never placed; a gang they keep below
+minMember is not tried and says so (``scheduling_gates``). For each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
@@ -49,6 +50,7 @@ from volcano_py.scheduler.actions.placement import (
     without_reserved,
 )
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
+from volcano_py.scheduler.actions.scheduling_gates import gated_fit
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.framework.interface import JobFit
@@ -69,7 +71,7 @@ class AllocateAction:
         jobs = [
             job
             for job in ssn.jobs.values()
-            if job.phase in SCHEDULABLE_PHASES and job.pending_tasks()
+            if job.phase in SCHEDULABLE_PHASES and (job.pending_tasks() or job.gated_tasks())
         ]
         reserved = nominated_nodes(ssn)
         for job in queue_ordered(ssn, jobs):
@@ -77,9 +79,15 @@ class AllocateAction:
             if invalid is not None:
                 ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
                 continue
+            gated = gated_fit(job)  # before the queue: no room would help a gated gang
+            if gated is not None:
+                ssn.job_fit[job.key] = gated
+                continue
             refused = queue_refusal(ssn, job)
             if refused is not None:
                 ssn.job_fit[job.key] = refused
+                continue
+            if not job.pending_tasks():  # only gated pods of a gang that is already met
                 continue
             if job.topology_error:
                 ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)

@@ -161,6 +161,7 @@ class TaskInfo:
 
     __slots__ = (
         "creation",
+        "gated",
         "job",
         "key",
         "name",
@@ -188,6 +189,9 @@ class TaskInfo:
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)
         self.creation: str = meta.get("creationTimestamp") or ""
+        # ``spec.schedulingGates`` not empty: never placed, holds nothing (kube-scheduler's
+        # SchedulingGates PreEnqueue; Volcano's ``SchGated``)
+        self.gated = bool(spec.get("schedulingGates"))
 
     def clone(self) -> TaskInfo:
         """A copy sharing the pod and the request (both read-only)."""
@@ -198,4 +202,5 @@ class TaskInfo:
 
     def __repr__(self) -> str:
         """``Task(ns/name Pending on node)``."""
-        return f"Task({self.key} {self.status.name} on {self.node_name or '-'})"
+        gated = " gated" if self.gated else ""
+        return f"Task({self.key} {self.status.name}{gated} on {self.node_name or '-'})"
