@@ -8,6 +8,7 @@ caches keyed on it stay exact.
 from __future__ import annotations
 
 from volcano_py.api import JSON
+from volcano_py.scheduler.api.host_ports import UsedPorts, hold
 from volcano_py.scheduler.api.resource import PODS, Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 
@@ -32,6 +33,7 @@ class NodeInfo:
         "name",
         "node",
         "pods",
+        "ports",
         "ready",
         "releasing",
         "taints",
@@ -47,6 +49,7 @@ class NodeInfo:
         self.used = Resource()
         self.releasing = Resource()
         self.pods = 0
+        self.ports: UsedPorts = {}  # host ports held by the occupying pods (api/host_ports)
         self.generation = 0
         self.set_node(node)
 
@@ -77,6 +80,8 @@ class NodeInfo:
             self.pods += 1
             self.used.add(task.resreq)
             self.idle.sub(task.resreq)
+            if task.host_ports:
+                hold(self.ports, task.host_ports, 1)
             if task.status == TaskStatus.RELEASING:
                 self.releasing.add(task.resreq)
         self.generation += 1
@@ -90,6 +95,8 @@ class NodeInfo:
             self.pods -= 1
             self.used.sub(old.resreq)
             self.idle.add(old.resreq)
+            if old.host_ports:
+                hold(self.ports, old.host_ports, -1)
             if old.status == TaskStatus.RELEASING:
                 self.releasing.sub(old.resreq)
         self.generation += 1
@@ -110,6 +117,7 @@ class NodeInfo:
         copy.idle = self.idle.clone()
         copy.releasing = self.releasing.clone()
         copy.pods = self.pods
+        copy.ports = {k: dict(v) for k, v in self.ports.items()} if self.ports else {}
         copy.generation = self.generation
         return copy
 

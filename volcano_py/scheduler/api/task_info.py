@@ -24,6 +24,7 @@ import orjson
 from volcano_py.api import JSON
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
 from volcano_py.kube.memo import GenerationMemo
+from volcano_py.scheduler.api.host_ports import HostPort, host_ports
 from volcano_py.scheduler.api.resource import Resource
 
 
@@ -139,21 +140,22 @@ _TEMPLATE_PARTS = (
     "tolerations",
 )
 _Parts = tuple[Any, ...]
-_BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, Resource, str]] = GenerationMemo(4096)
+_Derived = tuple[Resource, str, tuple[HostPort, ...]]
+_BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, _Derived]] = GenerationMemo(4096)
 
 
-def request_and_template(pod: JSON) -> tuple[Resource, str]:
-    """``pod_request`` and ``template_key`` of ``pod`` (see the module docstring)."""
+def request_and_template(pod: JSON) -> _Derived:
+    """``pod_request``, ``template_key`` and ``host_ports`` of ``pod`` (module docstring)."""
     spec = pod.get("spec") or {}
     parts = tuple(spec.get(name) for name in _TEMPLATE_PARTS)
     key = tuple(map(id, parts))
     known = _BY_PARTS.get(key)
     if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
-        return known[1], known[2]
+        return known[1]
     request = pod_request(pod)
-    template = template_key(pod, request)
-    _BY_PARTS.put(key, (parts, request, template))
-    return request, template
+    derived = (request, template_key(pod, request), host_ports(spec))
+    _BY_PARTS.put(key, (parts, derived))
+    return derived
 
 
 class TaskInfo:
@@ -162,6 +164,7 @@ class TaskInfo:
     __slots__ = (
         "creation",
         "gated",
+        "host_ports",
         "job",
         "key",
         "name",
@@ -184,7 +187,7 @@ class TaskInfo:
         self.key = f"{self.namespace}/{self.name}"
         group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
         self.job = f"{self.namespace}/{group}" if group else ""
-        self.resreq, self.template = request_and_template(pod)
+        self.resreq, self.template, self.host_ports = request_and_template(pod)
         self.node_name: str = spec.get("nodeName") or ""
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)

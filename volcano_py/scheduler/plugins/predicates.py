@@ -1,8 +1,10 @@
 """``predicates``: can this task run on this node?
 
 Checks, in order, with the Kubernetes scheduler's reasons: node Ready, not unschedulable
-(unless tolerated), nodeSelector and required node affinity, taints/tolerations, pod count,
-then resources (cpu, memory and every extended resource against the node's idle).
+(unless tolerated), nodeSelector and required node affinity, taints/tolerations, host ports
+(``api/host_ports``: against the node's bound pods and those allocated earlier in the
+session), pod count, then resources (cpu, memory and every extended resource against the
+node's idle).
 
 Everything but the pod count and resources depends only on the pod's template and the Node
 object, so it is cached per (task template, node object) for the session: the pods of a gang
@@ -11,6 +13,7 @@ share one evaluation per node.
 
 from __future__ import annotations
 
+from volcano_py.scheduler.api import host_ports
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.task_info import TaskInfo
@@ -86,4 +89,6 @@ class PredicatesPlugin:
             self._static[key] = hit
         if hit[1] is not None:
             return hit[1]
+        if task.host_ports and node.ports and host_ports.conflict(task.host_ports, node.ports):
+            return host_ports.REASON
         return resource_reason(task, node)
