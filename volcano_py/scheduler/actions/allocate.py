@@ -2,7 +2,8 @@
 
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
 (priority, then age). Pods with scheduling gates are never placed; a gang they keep below
-minMember is not tried and says so (``scheduling_gates``). For each job:
+minMember is not tried and says so (``scheduling_gates``), as is a job with a pending pod
+asking for DRA resource claims (``dra_claims``). For each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
@@ -37,6 +38,7 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
+from volcano_py.scheduler.actions.dra_claims import claims_fit
 from volcano_py.scheduler.actions.fit_errors import (
     is_resource_reason,
     nodes_message,
@@ -79,9 +81,10 @@ class AllocateAction:
             if invalid is not None:
                 ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
                 continue
-            gated = gated_fit(job)  # before the queue: no room would help a gated gang
-            if gated is not None:
-                ssn.job_fit[job.key] = gated
+            # before the queue: no room helps a gated gang or one with DRA claims
+            waits = gated_fit(job) or claims_fit(job)
+            if waits is not None:
+                ssn.job_fit[job.key] = waits
                 continue
             refused = queue_refusal(ssn, job)
             if refused is not None:
