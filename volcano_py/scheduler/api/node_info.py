@@ -32,6 +32,7 @@ class NodeInfo:
         "max_tasks",
         "name",
         "node",
+        "non_zero_used",
         "pods",
         "ports",
         "ready",
@@ -49,6 +50,7 @@ class NodeInfo:
         self.used = Resource()
         self.releasing = Resource()
         self.pods = 0
+        self.non_zero_used = (0, 0)  # (milli-cpu, memory), TaskInfo.non_zero summed
         self.ports: UsedPorts = {}  # host ports held by the occupying pods (api/host_ports)
         self.generation = 0
         self.set_node(node)
@@ -80,6 +82,8 @@ class NodeInfo:
             self.pods += 1
             self.used.add(task.resreq)
             self.idle.sub(task.resreq)
+            cpu, memory = self.non_zero_used
+            self.non_zero_used = (cpu + task.non_zero[0], memory + task.non_zero[1])
             if task.host_ports:
                 hold(self.ports, task.host_ports, 1)
             if task.status == TaskStatus.RELEASING:
@@ -95,6 +99,8 @@ class NodeInfo:
             self.pods -= 1
             self.used.sub(old.resreq)
             self.idle.add(old.resreq)
+            cpu, memory = self.non_zero_used
+            self.non_zero_used = (cpu - old.non_zero[0], memory - old.non_zero[1])
             if old.host_ports:
                 hold(self.ports, old.host_ports, -1)
             if old.status == TaskStatus.RELEASING:
@@ -117,6 +123,7 @@ class NodeInfo:
         copy.idle = self.idle.clone()
         copy.releasing = self.releasing.clone()
         copy.pods = self.pods
+        copy.non_zero_used = self.non_zero_used
         copy.ports = {k: dict(v) for k, v in self.ports.items()} if self.ports else {}
         copy.generation = self.generation
         return copy

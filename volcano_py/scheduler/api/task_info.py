@@ -82,20 +82,27 @@ def pod_status(pod: JSON) -> TaskStatus:
     return TaskStatus.PENDING
 
 
-def pod_request(pod: JSON) -> Resource:
+# kube-scheduler's stand-ins, for scoring only, for a container asking no cpu / no memory
+NON_ZERO_MILLI_CPU = 100
+NON_ZERO_MEMORY = 200 * 1024 * 1024
+
+
+def pod_request(pod: JSON, *, non_zero: bool = False) -> Resource:
     """The pod's effective request, as the kubelet admits it.
 
     Sum of the containers, raised to any init container (plus the restartable sidecars
-    started before it), plus ``spec.overhead``.
+    started before it), plus ``spec.overhead``. With ``non_zero``: kube-scheduler's request
+    for its resource scores, where a container asking no cpu counts 100m and one asking no
+    memory 200Mi.
     """
     spec = pod.get("spec") or {}
     total = Resource()
     for container in spec.get("containers") or ():
-        total.add(_requests(container))
+        total.add(_requests(container, non_zero))
     sidecars = Resource()
     init_peak = Resource()
     for container in spec.get("initContainers") or ():
-        req = _requests(container)
+        req = _requests(container, non_zero)
         if container.get("restartPolicy") == "Always":
             sidecars.add(req)
             init_peak.max_with(sidecars)
@@ -107,27 +114,41 @@ def pod_request(pod: JSON) -> Resource:
     return total
 
 
-def _requests(container: JSON) -> Resource:
+def _requests(container: JSON, non_zero: bool = False) -> Resource:
     resources = container.get("resources") or {}
     requests = resources.get("requests") or resources.get("limits") or {}
-    return Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
+    res = Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
+    if non_zero:
+        if "cpu" not in requests:
+            res.milli_cpu = NON_ZERO_MILLI_CPU
+        if "memory" not in requests:
+            res.memory = NON_ZERO_MEMORY
+    return res
 
 
-def template_key(pod: JSON, request: Resource) -> str:
+def non_zero_request(pod: JSON) -> tuple[int, int]:
+    """(milli-cpu, memory) as kube-scheduler's resource scores count them (``non_zero``)."""
+    scored = pod_request(pod, non_zero=True)
+    return scored.milli_cpu, scored.memory
+
+
+def template_key(pod: JSON, request: Resource, non_zero: tuple[int, int] | None = None) -> str:
     """What static predicates and node-local scores of this pod depend on, as JSON text.
 
-    Text, not orjson's bytes: those keep orjson's whole output buffer (about 4 KiB each).
+    ``non_zero`` (``non_zero_request``) counts only where it differs from the request's cpu
+    and memory. Text, not orjson's bytes: those keep orjson's whole output buffer (about
+    4 KiB each).
     """
     spec = pod.get("spec") or {}
-    return orjson.dumps(
-        [
-            sorted(request.items()),
-            spec.get("nodeSelector"),
-            spec.get("affinity"),
-            spec.get("tolerations"),
-        ],
-        option=orjson.OPT_SORT_KEYS,
-    ).decode()
+    parts = [
+        sorted(request.items()),
+        spec.get("nodeSelector"),
+        spec.get("affinity"),
+        spec.get("tolerations"),
+    ]
+    if non_zero is not None and non_zero != (request.milli_cpu, request.memory):
+        parts.append(list(non_zero))
+    return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode()
 
 
 # what ``pod_request`` and ``template_key`` read of a pod's spec
@@ -140,12 +161,12 @@ _TEMPLATE_PARTS = (
     "tolerations",
 )
 _Parts = tuple[Any, ...]
-_Derived = tuple[Resource, str, tuple[HostPort, ...]]
+_Derived = tuple[Resource, str, tuple[HostPort, ...], tuple[int, int]]
 _BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, _Derived]] = GenerationMemo(4096)
 
 
 def request_and_template(pod: JSON) -> _Derived:
-    """``pod_request``, ``template_key`` and ``host_ports`` of ``pod`` (module docstring)."""
+    """``pod_request``, ``template_key``, ``host_ports`` and the non-zero cpu and memory."""
     spec = pod.get("spec") or {}
     parts = tuple(spec.get(name) for name in _TEMPLATE_PARTS)
     key = tuple(map(id, parts))
@@ -153,7 +174,8 @@ def request_and_template(pod: JSON) -> _Derived:
     if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
         return known[1]
     request = pod_request(pod)
-    derived = (request, template_key(pod, request), host_ports(spec))
+    non_zero = non_zero_request(pod)
+    derived = (request, template_key(pod, request, non_zero), host_ports(spec), non_zero)
     _BY_PARTS.put(key, (parts, derived))
     return derived
 
@@ -170,6 +192,7 @@ class TaskInfo:
         "name",
         "namespace",
         "node_name",
+        "non_zero",
         "pod",
         "priority",
         "resreq",
@@ -187,7 +210,8 @@ class TaskInfo:
         self.key = f"{self.namespace}/{self.name}"
         group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
         self.job = f"{self.namespace}/{group}" if group else ""
-        self.resreq, self.template, self.host_ports = request_and_template(pod)
+        # non_zero: (milli-cpu, memory) as kube-scheduler's resource scores count them
+        self.resreq, self.template, self.host_ports, self.non_zero = request_and_template(pod)
         self.node_name: str = spec.get("nodeName") or ""
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)
