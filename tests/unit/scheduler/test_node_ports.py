@@ -138,3 +138,20 @@ def test_a_freed_port_is_free_again_after_the_pod_leaves() -> None:
     assert sim.run().bindings == {}
     sim.cache.delete_pod(holder)
     assert sim.cycle().binds == {"default/p": "n0"}
+
+
+def test_a_job_waiting_for_a_port_is_parked_until_a_pod_leaves_a_node() -> None:
+    holder = pod("m1", node_name="n0", phase="Running", scheduler="default-scheduler")
+    holder["spec"].update(_containers("TCP//28080"))
+    objects = [
+        node("n0"),
+        holder,
+        podgroup("pg", 1),
+        pod("p", "pg", spec=_containers("TCP//28080")),
+    ]
+    sim = Simulator(objects)
+    for _ in range(3):
+        sim.cycle()
+    assert sim.cache.is_parked("default/pg")
+    sim.cache.delete_pod(holder)  # the port is freed: a pod left its node
+    assert "default/pg" in sim.cache.snapshot(active_only=True).jobs

@@ -76,3 +76,17 @@ def test_gated_pods_get_no_unschedulable_condition_or_event() -> None:
     sim = _gated_gang(gated=4)
     result = sim.run()
     assert result.events == []  # the API server's SchedulingGated condition is left alone
+
+
+def test_room_freed_elsewhere_does_not_bring_back_a_gated_gang() -> None:
+    # the gated gang waits for its own pods (wake hints: no cluster event), a freed pod
+    # elsewhere leaves it parked
+    holder = pod("holder", node_name="n1", phase="Running", scheduler="default-scheduler")
+    objects = [node("n1"), node("n2"), holder, podgroup("pg", 2)]
+    objects += [pod(f"p-{i}", "pg", {"cpu": 1}, spec=GATE) for i in range(2)]
+    sim = Simulator(objects)
+    for _ in range(3):
+        sim.cycle()
+    assert sim.cache.is_parked("default/pg")
+    sim.cache.delete_pod(holder)
+    assert "default/pg" not in sim.cache.snapshot(active_only=True).jobs

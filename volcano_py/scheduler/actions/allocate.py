@@ -55,6 +55,7 @@ from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusa
 from volcano_py.scheduler.actions.scheduling_gates import gated_fit
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.wake_hints import NO_EVENTS
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
 
@@ -84,6 +85,9 @@ class AllocateAction:
             # before the queue: no room helps a gated gang or one with DRA claims
             waits = gated_fit(job) or claims_fit(job)
             if waits is not None:
+                # only the job's own pods can lift these (a gate removed, a new pod): no
+                # cluster event un-parks it (``api/wake_hints.py``)
+                ssn.wake_hints.declare(waits.reason, NO_EVENTS)
                 ssn.job_fit[job.key] = waits
                 continue
             refused = queue_refusal(ssn, job)

@@ -11,7 +11,8 @@ the API server refuses to bind it; Volcano skips it in every action (``SchGated`
   gives its PodGroup condition, naming the gated pods. The pods' own ``PodScheduled``
   condition is the API server's (``SchedulingGated``) and is left alone.
 
-Removing the last gate is an update of the pod, which brings its job back to the next cycle.
+Removing the last gate is an update of the pod, which brings its job back to the next cycle;
+no cluster event does (allocate declares no wake-up hint for ``SchedulingGated``).
 """
 
 from __future__ import annotations

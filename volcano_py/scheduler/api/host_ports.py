@@ -12,7 +12,8 @@ every pod that occupies the node, so a pod allocated earlier in the session (ano
 the same gang) holds its ports exactly as a bound one does. ``predicates`` asks ``conflict``.
 
 A rejected pod can fit again only when a pod holding one of its ports leaves the node or a
-node is added: both already bring a parked job back (``parking.py``).
+node is added (kube-scheduler's NodePorts events): its job waits with allocate's resource
+reason, which wakes on every cluster event, these two included (``api/wake_hints.py``).
 """
 
 from __future__ import annotations
