@@ -169,6 +169,7 @@ _SHARED_SPEC = (
     "affinity",
     "nodeSelector",
     "overhead",
+    "resources",
     "topologySpreadConstraints",
 )
 

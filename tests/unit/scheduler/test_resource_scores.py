@@ -13,15 +13,14 @@ from typing import Any
 
 import pytest
 
+from tests.unit.scheduler.helpers import filters_only_conf
 from tests.unit.scheduler.objects import node, pod, podgroup
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
-from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.plugins.support.resource_scores import (
     balanced_allocation,
     least_allocated,
 )
-from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import Simulator
 
 JSON = dict[str, Any]
@@ -192,18 +191,6 @@ def test_kube_scheduler_balanced_allocation_cases(
     assert [balanced_allocation(task, n) for n in _nodes(sizes, existing)] == scores
 
 
-LEAST_ALLOCATED_ONLY = """
-actions: "enqueue, allocate"
-tiers:
-- plugins:
-  - name: gang
-  - name: predicates
-  - name: nodeorder
-    arguments:
-      balancedresource.weight: 0
-"""
-
-
 def test_a_near_tie_breaks_as_kube_scheduler_scores_it() -> None:
     # n-a: cpu 3/10 free -> 30, memory 7/10 -> 70: 50.
     # n-b: cpu 2.95/10 -> 29 (float 29.5), memory 7244/10240 -> 70 (float 70.7): 49
@@ -216,7 +203,6 @@ def test_a_near_tie_breaks_as_kube_scheduler_scores_it() -> None:
         podgroup("g", 1),
         _pod("p", [_c("1", "1Gi")]),
     ]
-    plugins, actions = builtin_registries()
-    conf = load_conf(LEAST_ALLOCATED_ONLY, plugins, actions)
+    conf = filters_only_conf({"balancedresource.weight": 0})
     result = Simulator(objects, conf).run()
     assert result.bindings == {"default/p": "n-a"}

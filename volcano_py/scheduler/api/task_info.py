@@ -91,7 +91,8 @@ def pod_request(pod: JSON, *, non_zero: bool = False) -> Resource:
     """The pod's effective request, as the kubelet admits it.
 
     Sum of the containers, raised to any init container (plus the restartable sidecars
-    started before it), plus ``spec.overhead``. With ``non_zero``: kube-scheduler's request
+    started before it); the pod-level ``spec.resources`` cpu, memory and hugepages instead
+    where set; plus ``spec.overhead``. With ``non_zero``: kube-scheduler's request
     for its resource scores, where a container asking no cpu counts 100m and one asking no
     memory 200Mi.
     """
@@ -109,6 +110,17 @@ def pod_request(pod: JSON, *, non_zero: bool = False) -> Resource:
         else:
             init_peak.max_with(req.clone().add(sidecars))
     total.add(sidecars).max_with(init_peak)
+    pod_level = spec.get("resources") or {}
+    pod_level = pod_level.get("requests") or pod_level.get("limits") or {}
+    for name, amount in pod_level.items():  # pod-level cpu, memory, hugepages win
+        if name in ("cpu", "memory") or name.startswith("hugepages-"):
+            asked = Resource.from_list({name: amount}, "spec.resources.requests")
+            if name == "cpu":
+                total.milli_cpu = asked.milli_cpu
+            elif name == "memory":
+                total.memory = asked.memory
+            else:
+                total.scalars[name] = asked.scalars[name]
     if spec.get("overhead"):
         total.add(Resource.from_list(spec["overhead"], "spec.overhead"))
     return total
@@ -155,6 +167,7 @@ def template_key(pod: JSON, request: Resource, non_zero: tuple[int, int] | None 
 _TEMPLATE_PARTS = (
     "containers",
     "initContainers",
+    "resources",
     "overhead",
     "nodeSelector",
     "affinity",
