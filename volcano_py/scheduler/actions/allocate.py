@@ -3,7 +3,8 @@
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
 (priority, then age). Pods with scheduling gates are never placed; a gang they keep below
 minMember is not tried and says so (``scheduling_gates``), as is a job with a pending pod
-asking for DRA resource claims (``dra_claims``). For each job:
+asking for DRA resource claims (``dra_claims``) or with a PersistentVolumeClaim it cannot
+use yet (``volume_claims``). For each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
@@ -53,6 +54,7 @@ from volcano_py.scheduler.actions.placement import (
 )
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.actions.scheduling_gates import gated_fit
+from volcano_py.scheduler.actions.volume_claims import volume_fit
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.wake_hints import NO_EVENTS
@@ -95,6 +97,10 @@ class AllocateAction:
                 ssn.job_fit[job.key] = refused
                 continue
             if not job.pending_tasks():  # only gated pods of a gang that is already met
+                continue
+            unusable = volume_fit(ssn, job)  # declares its own wake-up events
+            if unusable is not None:
+                ssn.job_fit[job.key] = unusable
                 continue
             if job.topology_error:
                 ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)

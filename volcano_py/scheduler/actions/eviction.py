@@ -1,7 +1,7 @@
 """The eviction engine shared by ``preempt`` and ``reclaim``: pick the cheapest domain.
 
 For one starving job (pending tasks, allocate could not place it, and not for a reason no
-freed room changes: gated pods, DRA claims):
+freed room changes: gated pods, DRA claims, unusable volume claims):
 
 - **Domains.** A topology job's candidate domains are the HyperNodes of its reach (tier
   within the hard bound, or the top for soft mode; under the highest allowed ancestor of its
@@ -53,6 +53,7 @@ from volcano_py.scheduler.actions.eviction_domains import (
 )
 from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.actions.scheduling_gates import SCHEDULING_GATED_REASON
+from volcano_py.scheduler.actions.volume_claims import VOLUME_CLAIMS_REASON
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
@@ -60,7 +61,7 @@ from volcano_py.scheduler.framework.interface import Eviction, JobFit
 from volcano_py.scheduler.framework.session import Session
 
 # why a job waits when no eviction could help it
-NO_ROOM_HELPS = frozenset({SCHEDULING_GATED_REASON, DRA_NOT_SUPPORTED_REASON})
+NO_ROOM_HELPS = frozenset({SCHEDULING_GATED_REASON, DRA_NOT_SUPPORTED_REASON, VOLUME_CLAIMS_REASON})
 
 
 class EvictionPlanner:

@@ -26,6 +26,7 @@ from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
 from volcano_py.kube.memo import GenerationMemo
 from volcano_py.scheduler.api.host_ports import HostPort, host_ports
 from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.volumes import Claim, pod_claims
 
 
 class TaskStatus(IntEnum):
@@ -197,6 +198,7 @@ class TaskInfo:
     """One pod as a schedulable (or placed) task."""
 
     __slots__ = (
+        "claims",
         "creation",
         "gated",
         "host_ports",
@@ -232,6 +234,8 @@ class TaskInfo:
         # ``spec.schedulingGates`` not empty: never placed, holds nothing (kube-scheduler's
         # SchedulingGates PreEnqueue; Volcano's ``SchGated``)
         self.gated = bool(spec.get("schedulingGates"))
+        # the PersistentVolumeClaims of its volumes (``api/volumes.py``)
+        self.claims: tuple[Claim, ...] = pod_claims(pod)
 
     def clone(self) -> TaskInfo:
         """A copy sharing the pod and the request (both read-only)."""

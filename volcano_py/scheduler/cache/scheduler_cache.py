@@ -50,7 +50,16 @@ from collections.abc import Callable, Mapping
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
-from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
+from volcano_py.api.resources import (
+    HYPERNODES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    PODGROUPS,
+    PODS,
+    QUEUES,
+    STORAGECLASSES,
+)
 from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
@@ -63,6 +72,7 @@ from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
 from volcano_py.scheduler.cache.parking import ParkedJobs
 from volcano_py.scheduler.cache.snapshot import take_snapshot
+from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +118,7 @@ class SchedulerCache:
         # settled in ``jobs`` too)
         self._parked = ParkedJobs(clock=clock)
         self.hypernodes = HyperNodeIndex()
+        self.volumes = VolumeStore()  # claims, PersistentVolumes, StorageClasses
         self._pods: dict[str, JSON] = {}
         self._tasks: dict[str, TaskInfo] = {}
         self._assumed: dict[str, str] = {}
@@ -125,12 +136,42 @@ class SchedulerCache:
             (PODGROUPS, self.update_podgroup, self.delete_podgroup),
             (HYPERNODES, self.update_hypernode, self.delete_hypernode),
             (QUEUES, self.update_queue, self.delete_queue),
+            *(
+                (resource, self._volume_handler(kind, 1), self._volume_handler(kind, -1))
+                for resource, kind in (
+                    (PERSISTENTVOLUMECLAIMS, CLAIM),
+                    (PERSISTENTVOLUMES, VOLUME),
+                    (STORAGECLASSES, CLASS),
+                )
+            ),
         )
         registrations = []
         for resource, upsert, delete in wiring:
             handler = EventHandler(on_add=upsert, on_update=_on_update(upsert), on_delete=delete)
             registrations.append(informers.informer(resource).add_event_handler(handler))
         return registrations
+
+    def _volume_handler(self, kind: str, sign: int) -> Callable[[JSON], None]:
+        """An informer handler adding (``sign`` 1) or deleting (-1) a volume object."""
+
+        def handle(obj: JSON) -> None:
+            self.update_volume(kind, obj) if sign > 0 else self.delete_volume(kind, obj)
+
+        return handle
+
+    def update_volume(self, kind: str, obj: JSON) -> None:
+        """A claim, PersistentVolume or StorageClass (``kind``) was added or changed."""
+        with self._lock:
+            self.volumes.update(kind, obj)
+            self._parked.event(ClusterEvent.VOLUME_CHANGED)
+        self.changed.set()
+
+    def delete_volume(self, kind: str, obj: JSON) -> None:
+        """A claim, PersistentVolume or StorageClass (``kind``) went away."""
+        with self._lock:
+            self.volumes.delete(kind, obj)
+            self._parked.event(ClusterEvent.VOLUME_CHANGED)
+        self.changed.set()
 
     # -- nodes ------------------------------------------------------------------------------
 
@@ -431,4 +472,5 @@ class SchedulerCache:
                 self._queues.values(),
                 self._parked,
                 active_only=active_only,
+                volumes=self.volumes.listing(),
             )
