@@ -213,3 +213,18 @@ def test_a_claim_bound_later_lets_the_waiting_pod_place() -> None:
     sim.cache.update_volume("PersistentVolume", pv("pv-1"))
     sim.cache.update_volume("PersistentVolumeClaim", pvc("data", bound_to="pv-1"))
     assert sim.cycle().binds == {"default/p": "node-a"}
+
+
+def test_a_claim_status_heartbeat_wakes_no_parked_job() -> None:
+    sim = Simulator(
+        [node("node-a"), *CLASSES, podgroup("pg", 1), pvc("data"), claiming("p", "data")]
+    )
+    for _ in range(3):
+        sim.cycle()
+    assert sim.cache.is_parked("default/pg")
+    resized = pvc("data")
+    resized["status"] = {"capacity": {"storage": "2Gi"}}  # nothing a check reads
+    sim.cache.update_volume("PersistentVolumeClaim", resized)
+    assert "default/pg" not in sim.cache.snapshot(active_only=True).jobs
+    sim.cache.update_volume("PersistentVolumeClaim", pvc("data", bound_to="pv-1"))
+    assert "default/pg" in sim.cache.snapshot(active_only=True).jobs

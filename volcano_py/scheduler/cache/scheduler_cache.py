@@ -162,8 +162,8 @@ class SchedulerCache:
     def update_volume(self, kind: str, obj: JSON) -> None:
         """A claim, PersistentVolume or StorageClass (``kind``) was added or changed."""
         with self._lock:
-            self.volumes.update(kind, obj)
-            self._parked.event(ClusterEvent.VOLUME_CHANGED)
+            if self.volumes.update(kind, obj):
+                self._parked.event(ClusterEvent.VOLUME_CHANGED)
         self.changed.set()
 
     def delete_volume(self, kind: str, obj: JSON) -> None:

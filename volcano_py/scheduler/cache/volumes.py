@@ -15,6 +15,23 @@ CLAIM, VOLUME, CLASS = "PersistentVolumeClaim", "PersistentVolume", "StorageClas
 KINDS = (CLAIM, VOLUME, CLASS)
 
 
+def read_by_checks(kind: str, obj: JSON) -> tuple[object, ...]:
+    """What of a claim, volume or class the volume checks read (``api/volumes.py``)."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    if kind == CLAIM:
+        return (
+            spec.get("volumeName"),
+            spec.get("storageClassName"),
+            spec.get("accessModes"),
+            meta.get("annotations"),
+            meta.get("deletionTimestamp"),
+            (obj.get("status") or {}).get("phase"),
+        )
+    if kind == VOLUME:
+        return (spec.get("nodeAffinity"), meta.get("labels"))
+    return (obj.get("volumeBindingMode"),)
+
+
 class VolumeStore:
     """Claims by ``namespace/name``, volumes and classes by name."""
 
@@ -29,9 +46,16 @@ class VolumeStore:
         name = str(meta.get("name", ""))
         return f"{meta.get('namespace', '')}/{name}" if kind == CLAIM else name
 
-    def update(self, kind: str, obj: JSON) -> None:
-        """An object of ``kind`` was added or changed."""
-        self._maps[kind] = {**self._maps[kind], self._key(kind, obj): obj}
+    def update(self, kind: str, obj: JSON) -> bool:
+        """An object of ``kind`` was added or changed: whether what scheduling reads changed.
+
+        A status heartbeat or a resize leaves the answer of every check as it was, so it
+        wakes no parked job (``read_by_checks``).
+        """
+        key = self._key(kind, obj)
+        old = self._maps[kind].get(key)
+        self._maps[kind] = {**self._maps[kind], key: obj}
+        return old is None or read_by_checks(kind, old) != read_by_checks(kind, obj)
 
     def delete(self, kind: str, obj: JSON) -> None:
         """An object of ``kind`` went away."""
