@@ -50,7 +50,10 @@ def test_removing_the_gates_lets_the_gang_place_at_the_next_cycle() -> None:
     assert first.binds == {}
     fit = first.job_fit["default/pg"]
     assert fit.reason == "SchedulingGated"
-    assert "2 pod(s) gated (default/p-0, default/p-1)" in fit.message
+    assert fit.message.endswith(
+        "2 pod(s) gated (default/p-0, default/p-1), waiting for scheduling gates: "
+        "[example.com/hold]"
+    )
     for _ in range(2):  # parked once its status is written (``parking.py``)
         assert sim.cycle().binds == {}
     assert sim.cache.is_parked("default/pg")

@@ -39,7 +39,14 @@ def gated_fit(job: JobInfo) -> JobFit | None:
     more = len(gated) - NAMED_PODS
     if more > 0:
         names += f" and {more} more"
+    gates: list[str] = []  # kube-scheduler's "waiting for scheduling gates: [a b]", in order
+    for task in gated:
+        for gate in (task.pod.get("spec") or {}).get("schedulingGates") or ():
+            name = str(gate.get("name", "")) if isinstance(gate, dict) else str(gate)
+            if name not in gates:
+                gates.append(name)
     return JobFit(
         SCHEDULING_GATED_REASON,
-        f"{gang_prefix(job)}{SCHEDULING_GATED_MESSAGE}: {len(gated)} pod(s) gated ({names})",
+        f"{gang_prefix(job)}{SCHEDULING_GATED_MESSAGE}: {len(gated)} pod(s) gated ({names}), "
+        f"waiting for scheduling gates: [{' '.join(gates)}]",
     )
