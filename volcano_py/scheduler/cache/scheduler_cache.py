@@ -37,8 +37,9 @@ Contract:
 The parts own their state and are called under this cache's one lock: ``nodes.py`` (nodes and
 the tasks placed on them, copy-on-write), ``jobs.py`` (PodGroups, their tasks, versions and
 settled set, with ``implicit_jobs.py`` and ``allocated_index.py``), ``parking.py`` (parked
-jobs and event epochs), ``snapshot.py`` (what a cycle gets). ``SchedulerCache`` routes the
-informers' events to them.
+jobs and event epochs), ``volumes.py`` (claims, PersistentVolumes and StorageClasses, a
+snapshot's ``VolumeListing``), ``snapshot.py`` (what a cycle gets). ``SchedulerCache`` routes
+the informers' events to them.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
@@ -59,6 +61,7 @@ from volcano_py.api.resources import (
     PODS,
     QUEUES,
     STORAGECLASSES,
+    APIResource,
 )
 from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
@@ -75,6 +78,8 @@ from volcano_py.scheduler.cache.snapshot import take_snapshot
 from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
 
 log = logging.getLogger(__name__)
+
+_Handler = Callable[[JSON], None]  # an informer add/delete handler
 
 
 def _on_update(upsert: Callable[[JSON], None]) -> Callable[[JSON, JSON], None]:
@@ -130,34 +135,26 @@ class SchedulerCache:
 
     def attach(self, informers: SharedInformerFactory) -> list[HandlerRegistration]:
         """Register handlers on a ``SharedInformerFactory``; returns the registrations."""
-        wiring = (
+        wiring: list[tuple[APIResource, _Handler, _Handler]] = [
             (NODES, self.update_node, self.delete_node),
             (PODS, self.update_pod, self.delete_pod),
             (PODGROUPS, self.update_podgroup, self.delete_podgroup),
             (HYPERNODES, self.update_hypernode, self.delete_hypernode),
             (QUEUES, self.update_queue, self.delete_queue),
-            *(
-                (resource, self._volume_handler(kind, 1), self._volume_handler(kind, -1))
-                for resource, kind in (
-                    (PERSISTENTVOLUMECLAIMS, CLAIM),
-                    (PERSISTENTVOLUMES, VOLUME),
-                    (STORAGECLASSES, CLASS),
-                )
-            ),
-        )
+        ]
+        for resource, kind in (
+            (PERSISTENTVOLUMECLAIMS, CLAIM),
+            (PERSISTENTVOLUMES, VOLUME),
+            (STORAGECLASSES, CLASS),
+        ):
+            wiring.append(
+                (resource, partial(self.update_volume, kind), partial(self.delete_volume, kind))
+            )
         registrations = []
         for resource, upsert, delete in wiring:
             handler = EventHandler(on_add=upsert, on_update=_on_update(upsert), on_delete=delete)
             registrations.append(informers.informer(resource).add_event_handler(handler))
         return registrations
-
-    def _volume_handler(self, kind: str, sign: int) -> Callable[[JSON], None]:
-        """An informer handler adding (``sign`` 1) or deleting (-1) a volume object."""
-
-        def handle(obj: JSON) -> None:
-            self.update_volume(kind, obj) if sign > 0 else self.delete_volume(kind, obj)
-
-        return handle
 
     def update_volume(self, kind: str, obj: JSON) -> None:
         """A claim, PersistentVolume or StorageClass (``kind``) was added or changed."""
