@@ -39,7 +39,9 @@ def volume_fit(ssn: Session, job: JobInfo) -> JobFit | None:
     pending = [t for t in job.pending_tasks() if t.claims]
     if not pending:
         return None
-    used = claims_in_use(ssn)
+    # only ReadWriteOncePod claims (rare) need the placed pods' claims: a scan of every pod
+    rwop = any(read_write_once_pod(t.namespace, t.claims, ssn.volumes) for t in pending)
+    used = claims_in_use(ssn) if rwop else set()
     for task in pending:
         refusal = claim_refusal(task.namespace, task.claims, ssn.volumes, used)
         if refusal is not None:
