@@ -37,6 +37,13 @@ EVENTS = APIResource("", "v1", "events", "Event", namespaced=True)
 SERVICEACCOUNTS = APIResource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
 SERVICES = APIResource("", "v1", "services", "Service", namespaced=True)
 PODTEMPLATES = APIResource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
+PERSISTENTVOLUMECLAIMS = APIResource(
+    "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True
+)
+PERSISTENTVOLUMES = APIResource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+STORAGECLASSES = APIResource(
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
+)
 LEASES = APIResource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 DEPLOYMENTS = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
 REPLICASETS = APIResource("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)

@@ -12,7 +12,8 @@ snapshot (nothing is bound or written; explain's own session stays untouched) an
   sentence (``allocate_sub_jobs.sub_job_failure``: per tier under the gang's HyperNode, what
   the SubJob's need lacks);
 - ``predicates``: per pending task, the nodes that refuse it and why, in the condition's
-  ``0/N nodes are available: <count> <reason>`` form (``fit_errors.nodes_message``).
+  ``F/N nodes are available: <count> <reason>`` form (``fit_errors.nodes_message``), F the
+  nodes that take it.
 
 Nothing here composes a message of its own: the lines are the condition's builders.
 """
@@ -54,7 +55,11 @@ def _sub_jobs(ssn: Session, job: JobInfo) -> list[JSON]:
 
 
 def predicate_lines(ssn: Session, job: JobInfo) -> dict[str, str]:
-    """Per pending task refused by some node: ``0/N nodes are available: ...``."""
+    """Per pending task refused by some node: ``F/N nodes are available: ...``.
+
+    F counts the nodes that take the task, so the counts add up to N: a gang that waits
+    although each of its pods fits somewhere says how many nodes each could use.
+    """
     out: dict[str, str] = {}
     nodes = ssn.node_list()
     for task in job.pending_tasks():
@@ -64,7 +69,8 @@ def predicate_lines(ssn: Session, job: JobInfo) -> dict[str, str]:
             if reason is not None:
                 reasons[reason] += 1
         if reasons:
-            out[task.key] = nodes_message(len(nodes), reasons)
+            available = len(nodes) - sum(reasons.values())
+            out[task.key] = nodes_message(len(nodes), reasons, available)
     return out
 
 

@@ -7,10 +7,12 @@ knows what the cache holds:
 
 - every object: ``metadata.managedFields`` (Pods' and Nodes' informers cut it out of the
   bytes before decoding, ``kube/slimjson.py``; the transforms drop it from the rest);
-- Pods: ``spec.volumes``, ``spec.ephemeralContainers``, ``spec.securityContext``, DNS and
-  service-link settings, ``spec.imagePullSecrets``, ``spec.terminationGracePeriodSeconds``,
-  the deprecated ``spec.serviceAccount``; of each container and init container only
-  ``name``, ``resources``, ``ports`` and ``restartPolicy`` (sidecars) are kept; the
+- Pods: of ``spec.volumes`` all but the claims (a volume's ``name`` and its
+  ``persistentVolumeClaim.claimName``, or an empty ``ephemeral`` marker),
+  ``spec.ephemeralContainers``, ``spec.securityContext``, DNS and service-link settings,
+  ``spec.imagePullSecrets``, ``spec.terminationGracePeriodSeconds``, the deprecated
+  ``spec.serviceAccount``; of each container and init container only ``name``,
+  ``resources``, ``ports`` and ``restartPolicy`` (sidecars) are kept; the
   ``status.*ContainerStatuses`` lists;
 - Nodes: ``status.images``, ``status.nodeInfo``, ``status.daemonEndpoints``,
   ``status.volumesAttached``, ``status.volumesInUse``, ``status.config``.
@@ -41,7 +43,6 @@ Transform = Callable[[JSON], JSON]
 
 _INTERN_MAX_LEN = 64
 _POD_SPEC_DROP = (
-    "volumes",
     "ephemeralContainers",
     "securityContext",
     "dnsConfig",
@@ -169,7 +170,9 @@ _SHARED_SPEC = (
     "affinity",
     "nodeSelector",
     "overhead",
+    "resources",
     "topologySpreadConstraints",
+    "volumes",
 )
 
 
@@ -199,6 +202,10 @@ def slim_pod(obj: JSON, sharer: SubtreeSharer = _POD_SUBTREES) -> JSON:
             containers = spec.get(key)
             if containers:
                 spec[key] = [{k: c[k] for k in _CONTAINER_KEEP if k in c} for c in containers]
+        if "volumes" in spec:
+            claims = [c for c in map(_claim_volume, spec.pop("volumes") or ()) if c is not None]
+            if claims:
+                spec["volumes"] = claims
         for key in _SHARED_SPEC:
             if key in spec:
                 spec[key] = share(spec[key])
@@ -211,6 +218,19 @@ def slim_pod(obj: JSON, sharer: SubtreeSharer = _POD_SUBTREES) -> JSON:
             _intern_values(condition)
         _intern_values(status)
     return obj
+
+
+def _claim_volume(volume: JSON) -> JSON | None:
+    """What the scheduler reads of a pod volume: the claim it names (None for the rest)."""
+    claim = volume.get("persistentVolumeClaim")
+    if claim:
+        return {
+            "name": volume.get("name"),
+            "persistentVolumeClaim": {"claimName": claim.get("claimName")},
+        }
+    if volume.get("ephemeral"):
+        return {"name": volume.get("name"), "ephemeral": {}}
+    return None
 
 
 def slim_node(obj: JSON) -> JSON:

@@ -51,7 +51,10 @@ def _settles(job: JobInfo) -> bool:
     """
     if job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE):
         return False
-    return not any(task.status == TaskStatus.PENDING for task in job.tasks.values())
+    # a gated pod waits for its pod update (the gate's removal), which unsettles the job
+    return not any(
+        task.status == TaskStatus.PENDING and not task.gated for task in job.tasks.values()
+    )
 
 
 class JobUpdater:

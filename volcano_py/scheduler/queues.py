@@ -65,24 +65,19 @@ def build_queues(
         phase = (pg.get("status") or {}).get("phase") or PodGroupPhase.PENDING
         info.phases[phase] += 1
         placed = Resource()
+        gated = Resource()  # gated pods hold nothing: their share of minResources is not kept
         for task in job_tasks.get(key, {}).values():
             info.request.add(task.resreq)
             if task.status in OCCUPYING:
                 placed.add(task.resreq)
+            elif task.gated:
+                gated.add(task.resreq)
         info.allocated.add(placed)
         if phase == PodGroupPhase.INQUEUE:
             try:
                 need = Resource.from_list(spec.get("minResources"), "spec.minResources")
             except (FieldError, ValueError):
                 continue
-            need.sub(placed)
-            info.inqueue.add(_clamped(need))
+            need.sub(placed).sub(gated)
+            info.inqueue.add(need.clamped())
     return result
-
-
-def _clamped(res: Resource) -> Resource:
-    return Resource(
-        max(0, res.milli_cpu),
-        max(0, res.memory),
-        {n: max(0, a) for n, a in res.scalars.items()},
-    )

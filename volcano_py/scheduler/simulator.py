@@ -10,8 +10,9 @@ holding them).
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING
 from volcano_py.scheduler.cache import Classifier, SchedulerCache
+from volcano_py.scheduler.cache.volumes import KINDS as VOLUME_KINDS
 from volcano_py.scheduler.framework.conf import DEFAULT_SCHEDULER_CONF, SchedulerConf
 from volcano_py.scheduler.framework.framework import open_session
 from volcano_py.scheduler.framework.registry import load_conf
@@ -32,7 +34,17 @@ from volcano_py.scheduler.scheduler import CycleResult, builtin_registries, run_
 from volcano_py.scheduler.sub_job_report import DEFAULT_SUB_JOB_KEY
 from volcano_py.scheduler.writer import MemoryWriter
 
-KINDS = ("Node", "HyperNode", "Queue", "PodGroup", "Pod", "PodDisruptionBudget")
+KINDS = (
+    "Node",
+    "HyperNode",
+    "Queue",
+    "PodGroup",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "Pod",
+    "PodDisruptionBudget",
+)
 MAX_CYCLES = 100
 
 
@@ -152,7 +164,7 @@ def sub_jobs_view(job: JobInfo, snapshot: Snapshot) -> JSON:
 
 
 def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
-    """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, pods.
+    """Feed objects in dependency order: nodes, HyperNodes, Queues, PodGroups, volumes, pods.
 
     Raises:
         SnapshotError: naming the object (and the field, when known) that cannot be read.
@@ -160,12 +172,13 @@ def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
     by_kind: dict[str, list[JSON]] = {kind: [] for kind in KINDS}
     for obj in objects:
         by_kind[obj["kind"]].append(obj)
-    feeds = {
+    feeds: dict[str, Callable[[JSON], None]] = {
         "Node": cache.update_node,
         "HyperNode": cache.update_hypernode,
         "Queue": cache.update_queue,
         "PodGroup": cache.update_podgroup,
         "Pod": cache.update_pod,
+        **{kind: functools.partial(cache.update_volume, kind) for kind in VOLUME_KINDS},
     }
     for kind in KINDS:
         if kind not in feeds:  # PodDisruptionBudgets: read by Simulator.cycle, not cached

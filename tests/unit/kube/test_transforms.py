@@ -24,6 +24,21 @@ def test_slim_pod_keeps_what_consumers_read_and_drops_the_rest() -> None:
     assert slim["status"]["conditions"] == raw["status"]["conditions"]
 
 
+def test_slim_pod_keeps_only_the_claims_of_its_volumes() -> None:
+    raw = pod(1)
+    raw["spec"]["volumes"] = [
+        {"name": "token", "projected": {"sources": []}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-0", "readOnly": True}},
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+        {"name": "cfg", "configMap": {"name": "cfg"}},
+    ]
+    slim = slim_pod(raw, SubtreeSharer())
+    assert slim["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}},
+        {"name": "scratch", "ephemeral": {}},
+    ]
+
+
 def test_slim_pod_shares_equal_subtrees_between_pods_of_one_workload() -> None:
     sharer = SubtreeSharer()
     a = slim_pod(pod(1), sharer)  # pods 1 and 2 belong to the same ReplicaSet

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.unit.scheduler.objects import hypernode, node
+from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.simulator import Simulator
 
@@ -33,3 +34,22 @@ def session(objects: list[JSON], conf_text: str | None = None) -> Session:
         plugins, actions = builtin_registries()
         conf = load_conf(conf_text, plugins, actions)
     return Simulator(objects, conf).open_session()
+
+
+def filters_only_conf(nodeorder_arguments: dict[str, int] | None = None) -> SchedulerConf:
+    """enqueue + allocate with gang, predicates and nodeorder only (no queue plugin).
+
+    For cases about one node filter or score: a pod too big for the cluster meets the node
+    filter rather than a queue's quota. ``nodeorder_arguments``: nodeorder's arguments.
+    """
+    from volcano_py.scheduler.framework.registry import load_conf
+    from volcano_py.scheduler.scheduler import builtin_registries
+
+    arguments = "".join(f"\n      {k}: {v}" for k, v in (nodeorder_arguments or {}).items())
+    text = (
+        'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n'
+        "  - name: predicates\n  - name: nodeorder"
+        + (f"\n    arguments:{arguments}" if arguments else "")
+        + "\n"
+    )
+    return load_conf(text, *builtin_registries())

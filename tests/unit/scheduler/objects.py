@@ -123,9 +123,11 @@ def pod(
     tolerations: Sequence[JSON] = (),
     affinity: JSON | None = None,
     labels: Mapping[str, str] | None = None,
+    spec: Mapping[str, Any] | None = None,
 ) -> JSON:
-    """A one-container Pod."""
-    spec: JSON = {
+    """A one-container Pod; ``spec``: further fields of its spec, set as given."""
+    extra = dict(spec or {})
+    body: JSON = {
         "schedulerName": scheduler,
         "containers": [
             {
@@ -135,15 +137,16 @@ def pod(
         ],
     }
     if node_name:
-        spec["nodeName"] = node_name
+        body["nodeName"] = node_name
     if priority is not None:
-        spec["priority"] = priority
+        body["priority"] = priority
     if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
+        body["nodeSelector"] = dict(node_selector)
     if tolerations:
-        spec["tolerations"] = list(tolerations)
+        body["tolerations"] = list(tolerations)
     if affinity:
-        spec["affinity"] = affinity
+        body["affinity"] = affinity
+    body.update(extra)
     annotations = {KUBE_GROUP_NAME_ANNOTATION: group} if group else {}
     return {
         "apiVersion": "v1",
@@ -154,7 +157,7 @@ def pod(
             "annotations": annotations,
             "labels": dict(labels or {}),
         },
-        "spec": spec,
+        "spec": body,
         "status": {"phase": phase},
     }
 

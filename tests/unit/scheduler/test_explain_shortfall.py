@@ -124,3 +124,20 @@ def test_each_sub_job_says_what_it_lacks() -> None:
         assert f"tier 1: 0/2 fit ({GPU} short by 2)" in sub["text"]
         assert sub["text"].startswith(f"SubJob {sub['subJob']} could not be placed in ")
     assert _condition_written(Simulator(objects), "default/part") == report["condition"]
+
+
+def test_the_unfit_line_counts_every_node_when_each_pod_fits_somewhere() -> None:
+    # 8 nodes, 2 tainted; a gang of 8 pods each needing a whole node: every pod fits on 6
+    # nodes, the gang does not. The line must agree with the per-node list (6 feasible).
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    objects = expand(
+        {
+            "nodes": [{"name": "n", "count": 6}, {"name": "t", "count": 2, "taints": taint}],
+            "podgroups": [{"name": "g", "minMember": 8}],
+            "pods": [{"name": "g", "count": 8, "group": "g", "requests": {"cpu": 8}}],
+        }
+    )
+    report = shortfall(Simulator(objects), "default/g")
+    assert report["predicates"]["default/g-0"] == (
+        "6/8 nodes are available: 2 node(s) had untolerated taint {dedicated: x}."
+    )

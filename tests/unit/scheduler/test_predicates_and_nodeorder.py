@@ -10,11 +10,15 @@ from tests.unit.scheduler.objects import node, pod
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
-from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin, balanced, least_requested
+from volcano_py.scheduler.plugins.nodeorder import NodeOrderPlugin
 from volcano_py.scheduler.plugins.predicates import resource_reason, static_reason
 from volcano_py.scheduler.plugins.support.node_affinity import (
     selector_and_affinity_match,
     tolerates,
+)
+from volcano_py.scheduler.plugins.support.resource_scores import (
+    balanced_allocation,
+    least_allocated,
 )
 
 
@@ -105,9 +109,10 @@ def test_resource_and_pod_count_reasons() -> None:
 def test_least_requested_and_balanced_scores() -> None:
     n = NodeInfo(node("n", {"cpu": "4", "memory": "8Gi"}))
     task = TaskInfo(pod("p", "g", {"cpu": "2", "memory": "2Gi"}))
-    # free after placing: cpu 50 %, memory 75 % -> mean 62.5; fractions .5/.25 -> 100*(1-.125)
-    assert least_requested(task, n) == pytest.approx(62.5)
-    assert balanced(task, n) == pytest.approx(87.5)
+    # free after placing: cpu 50, memory 75 -> 62 (integer mean); the balance goes from
+    # 100 (empty) to 87 (fractions .5/.25) -> 50 + (50 + 87 - 100) // 2 = 68
+    assert least_allocated(task, n) == 62
+    assert balanced_allocation(task, n) == 68
 
 
 def test_nodeorder_weights_and_preferred_affinity() -> None:

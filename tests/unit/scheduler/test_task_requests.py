@@ -7,7 +7,12 @@ from typing import Any
 
 from volcano_py.kube.transforms import SubtreeSharer, slim_pod
 from volcano_py.scheduler.api.resource import Resource
-from volcano_py.scheduler.api.task_info import TaskInfo, pod_request, template_key
+from volcano_py.scheduler.api.task_info import (
+    TaskInfo,
+    non_zero_request,
+    pod_request,
+    template_key,
+)
 
 JSON = dict[str, Any]
 
@@ -27,7 +32,8 @@ def pod(name: str, cpu: str, *, gpu: str | None = None, toleration: str = "a") -
 def assert_fresh(task: TaskInfo) -> None:
     """The task's request and template are what the pod itself says."""
     assert dict(task.resreq.items()) == dict(pod_request(task.pod).items())
-    assert task.template == template_key(task.pod, pod_request(task.pod))
+    assert task.non_zero == non_zero_request(task.pod)
+    assert task.template == template_key(task.pod, pod_request(task.pod), task.non_zero)
 
 
 def test_pods_sharing_their_subtrees_share_one_request() -> None:

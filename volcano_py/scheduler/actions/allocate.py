@@ -1,7 +1,10 @@
 """``allocate``: place pending tasks, gang by gang, topology first.
 
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
-(priority, then age). For each job:
+(priority, then age). Pods with scheduling gates are never placed; a gang they keep below
+minMember is not tried and says so (``scheduling_gates``), as is a job with a pending pod
+asking for DRA resource claims (``dra_claims``) or with a PersistentVolumeClaim it cannot
+use yet (``volume_claims``). For each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
@@ -36,6 +39,7 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
+from volcano_py.scheduler.actions.dra_claims import claims_fit
 from volcano_py.scheduler.actions.fit_errors import (
     is_resource_reason,
     nodes_message,
@@ -49,8 +53,11 @@ from volcano_py.scheduler.actions.placement import (
     without_reserved,
 )
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
+from volcano_py.scheduler.actions.scheduling_gates import gated_fit
+from volcano_py.scheduler.actions.volume_claims import volume_fit
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.wake_hints import NO_EVENTS
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
 
@@ -69,7 +76,7 @@ class AllocateAction:
         jobs = [
             job
             for job in ssn.jobs.values()
-            if job.phase in SCHEDULABLE_PHASES and job.pending_tasks()
+            if job.phase in SCHEDULABLE_PHASES and (job.pending_tasks() or job.gated_tasks())
         ]
         reserved = nominated_nodes(ssn)
         for job in queue_ordered(ssn, jobs):
@@ -77,9 +84,23 @@ class AllocateAction:
             if invalid is not None:
                 ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
                 continue
+            # before the queue: no room helps a gated gang or one with DRA claims
+            waits = gated_fit(job) or claims_fit(job)
+            if waits is not None:
+                # only the job's own pods can lift these (a gate removed, a new pod): no
+                # cluster event un-parks it (``api/wake_hints.py``)
+                ssn.wake_hints.declare(waits.reason, NO_EVENTS)
+                ssn.job_fit[job.key] = waits
+                continue
             refused = queue_refusal(ssn, job)
             if refused is not None:
                 ssn.job_fit[job.key] = refused
+                continue
+            if not job.pending_tasks():  # only gated pods of a gang that is already met
+                continue
+            unusable = volume_fit(ssn, job)  # declares its own wake-up events
+            if unusable is not None:
+                ssn.job_fit[job.key] = unusable
                 continue
             if job.topology_error:
                 ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)

@@ -4,7 +4,8 @@ Volcano's backfill: for every schedulable job (Inqueue or Running, valid, its qu
 not overused), each pending task whose request is empty goes to the feasible node with the
 best score — the same predicates and scores as allocate, over every node (no topology
 search: a best-effort pod takes no resources a gang could need). The job's placements are
-committed when the job is ready (gang), else discarded.
+committed when the job is ready (gang), else discarded. A pod with DRA resource claims is
+never placed (``dra_claims``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from volcano_py.scheduler.actions.allocate import SCHEDULABLE_PHASES
+from volcano_py.scheduler.actions.dra_claims import claim_names
 from volcano_py.scheduler.actions.placement import select_node
 from volcano_py.scheduler.actions.queue_quota import queue_refusal
 from volcano_py.scheduler.framework.session import Session
@@ -36,7 +38,7 @@ class BackfillAction:
                 continue
             stmt = ssn.statement()
             for task in job.pending_tasks():
-                if not task.resreq.is_empty():
+                if not task.resreq.is_empty() or claim_names(task):
                     continue
                 nodes = ssn.node_list()
                 index = select_node(ssn, task, nodes, Counter())

@@ -1,6 +1,7 @@
 """The eviction engine shared by ``preempt`` and ``reclaim``: pick the cheapest domain.
 
-For one starving job (pending tasks, allocate could not place it):
+For one starving job (pending tasks, allocate could not place it, and not for a reason no
+freed room changes: gated pods, DRA claims, unusable volume claims):
 
 - **Domains.** A topology job's candidate domains are the HyperNodes of its reach (tier
   within the hard bound, or the top for soft mode; under the highest allowed ancestor of its
@@ -40,6 +41,7 @@ from volcano_py.scheduler.actions.allocate_sub_jobs import (
     ordered_sub_jobs,
     trial,
 )
+from volcano_py.scheduler.actions.dra_claims import DRA_NOT_SUPPORTED_REASON
 from volcano_py.scheduler.actions.eviction_domains import (
     CLUSTER_DOMAIN,
     EVICTABLE_STATES,
@@ -50,11 +52,16 @@ from volcano_py.scheduler.actions.eviction_domains import (
     not_preemptable,
 )
 from volcano_py.scheduler.actions.placement import place_tasks
+from volcano_py.scheduler.actions.scheduling_gates import SCHEDULING_GATED_REASON
+from volcano_py.scheduler.actions.volume_claims import VOLUME_CLAIMS_REASON
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.interface import Eviction, JobFit
 from volcano_py.scheduler.framework.session import Session
+
+# why a job waits when no eviction could help it
+NO_ROOM_HELPS = frozenset({SCHEDULING_GATED_REASON, DRA_NOT_SUPPORTED_REASON, VOLUME_CLAIMS_REASON})
 
 
 class EvictionPlanner:
@@ -323,6 +330,7 @@ def evict_for_jobs(
         job
         for job in ssn.jobs.values()
         if job.key in ssn.job_fit
+        and ssn.job_fit[job.key].reason not in NO_ROOM_HELPS
         and job.pending_tasks()
         and job.key not in ssn.nominations
         and ssn.job_valid(job) is None

@@ -28,12 +28,12 @@ def is_resource_reason(reason: str) -> bool:
     return reason.startswith("Insufficient ") or reason == "Too many pods"
 
 
-def nodes_message(total: int, reasons: Counter[str]) -> str:
-    """``0/N nodes are available: <count> <reason>, ...``."""
+def nodes_message(total: int, reasons: Counter[str], available: int = 0) -> str:
+    """``<available>/N nodes are available: <count> <reason>, ...`` (kube-scheduler's words)."""
     if not reasons:
-        return f"0/{total} nodes are available."
+        return f"{available}/{total} nodes are available."
     parts = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0])))
-    return f"0/{total} nodes are available: {parts}."
+    return f"{available}/{total} nodes are available: {parts}."
 
 
 @dataclass(slots=True)

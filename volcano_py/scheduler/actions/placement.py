@@ -180,7 +180,7 @@ def without_reserved(
 
 def gang_prefix(job: JobInfo) -> str:
     """Volcano's gang message head; a gang that is already ready is scaling up, not "not ready"."""
-    pending = len(job.pending_tasks())
+    pending = len(job.pending_tasks()) + len(job.gated_tasks())
     ready = job.ready_task_num()
     if ready >= job.min_member > 0:
         return (

@@ -173,10 +173,33 @@ class JobInfo:
         return sum(1 for t in self.tasks.values() if t.status in READY)
 
     def pending_tasks(self) -> list[TaskInfo]:
-        """Pending tasks in Volcano's task order: priority, then creation, then name."""
-        pending = [t for t in self.tasks.values() if t.status == TaskStatus.PENDING]
+        """Pending tasks in Volcano's task order: priority, then creation, then name.
+
+        Pods with scheduling gates are left out: no action places them (``gated_tasks``).
+        """
+        pending = [t for t in self.tasks.values() if t.status == TaskStatus.PENDING and not t.gated]
         pending.sort(key=lambda t: (-t.priority, t.creation, t.key))
         return pending
+
+    def gated_tasks(self) -> list[TaskInfo]:
+        """Pending tasks whose pods still carry ``spec.schedulingGates``, by key."""
+        gated = [t for t in self.tasks.values() if t.gated and t.status == TaskStatus.PENDING]
+        gated.sort(key=lambda t: t.key)
+        return gated
+
+    def inqueue_need(self, need: Resource) -> Resource:
+        """``need`` less what the gated pods ask, none below zero (Volcano's deduction).
+
+        What an admitted job reserves in its queue and the cluster: its gated pods hold
+        nothing, so they do not keep other jobs out.
+        """
+        gated = self.gated_tasks()
+        if not gated:
+            return need
+        out = need.clone()
+        for task in gated:
+            out.sub(task.resreq)
+        return out.clamped()
 
     def is_ready(self) -> bool:
         """The gang is satisfied: minMember, minTaskMember and every policy's minSubGroups."""
@@ -249,7 +272,7 @@ class JobInfo:
         if not self.min_resources.is_empty():
             return self.min_resources
         missing = self.min_member - self.ready_task_num()
-        pending = [t.resreq for t in self.tasks.values() if t.status == TaskStatus.PENDING]
+        pending = [t.resreq for t in self.pending_tasks()]
         return least_sum(pending, missing)
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ caches keyed on it stay exact.
 from __future__ import annotations
 
 from volcano_py.api import JSON
+from volcano_py.scheduler.api.host_ports import UsedPorts, hold
 from volcano_py.scheduler.api.resource import PODS, Resource
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo, TaskStatus
 
@@ -31,7 +32,9 @@ class NodeInfo:
         "max_tasks",
         "name",
         "node",
+        "non_zero_used",
         "pods",
+        "ports",
         "ready",
         "releasing",
         "taints",
@@ -47,6 +50,8 @@ class NodeInfo:
         self.used = Resource()
         self.releasing = Resource()
         self.pods = 0
+        self.non_zero_used = (0, 0)  # (milli-cpu, memory), TaskInfo.non_zero summed
+        self.ports: UsedPorts = {}  # host ports held by the occupying pods (api/host_ports)
         self.generation = 0
         self.set_node(node)
 
@@ -77,6 +82,10 @@ class NodeInfo:
             self.pods += 1
             self.used.add(task.resreq)
             self.idle.sub(task.resreq)
+            cpu, memory = self.non_zero_used
+            self.non_zero_used = (cpu + task.non_zero[0], memory + task.non_zero[1])
+            if task.host_ports:
+                hold(self.ports, task.host_ports, 1)
             if task.status == TaskStatus.RELEASING:
                 self.releasing.add(task.resreq)
         self.generation += 1
@@ -90,6 +99,10 @@ class NodeInfo:
             self.pods -= 1
             self.used.sub(old.resreq)
             self.idle.add(old.resreq)
+            cpu, memory = self.non_zero_used
+            self.non_zero_used = (cpu - old.non_zero[0], memory - old.non_zero[1])
+            if old.host_ports:
+                hold(self.ports, old.host_ports, -1)
             if old.status == TaskStatus.RELEASING:
                 self.releasing.sub(old.resreq)
         self.generation += 1
@@ -110,6 +123,8 @@ class NodeInfo:
         copy.idle = self.idle.clone()
         copy.releasing = self.releasing.clone()
         copy.pods = self.pods
+        copy.non_zero_used = self.non_zero_used
+        copy.ports = {k: dict(v) for k, v in self.ports.items()} if self.ports else {}
         copy.generation = self.generation
         return copy
 

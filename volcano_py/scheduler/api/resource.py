@@ -141,6 +141,14 @@ class Resource:
             {name: int(amount * factor) for name, amount in self.scalars.items()},
         )
 
+    def clamped(self) -> Resource:
+        """A copy with every negative dimension raised to zero."""
+        return Resource(
+            max(0, self.milli_cpu),
+            max(0, self.memory),
+            {name: max(0, amount) for name, amount in self.scalars.items()},
+        )
+
     def to_list(self) -> dict[str, str]:
         """Back to a ``ResourceList`` with human quantities (``2``, ``500m``, ``8Gi``)."""
         return {name: format_amount(name, amount) for name, amount in self.items()}

@@ -12,6 +12,7 @@ from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
+from volcano_py.scheduler.api.volumes import VolumeListing
 
 
 @dataclass(slots=True)
@@ -24,3 +25,5 @@ class Snapshot:
     # each job's change counter when the snapshot was taken (``SchedulerCache.settle``)
     job_versions: dict[str, int] = field(default_factory=dict)
     queues: dict[str, QueueInfo] = field(default_factory=dict)
+    # claims, PersistentVolumes and StorageClasses (``api/volumes.py``)
+    volumes: VolumeListing = field(default_factory=VolumeListing)

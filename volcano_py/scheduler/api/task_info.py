@@ -24,7 +24,9 @@ import orjson
 from volcano_py.api import JSON
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
 from volcano_py.kube.memo import GenerationMemo
+from volcano_py.scheduler.api.host_ports import HostPort, host_ports
 from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.volumes import Claim, pod_claims
 
 
 class TaskStatus(IntEnum):
@@ -81,91 +83,131 @@ def pod_status(pod: JSON) -> TaskStatus:
     return TaskStatus.PENDING
 
 
-def pod_request(pod: JSON) -> Resource:
+# kube-scheduler's stand-ins, for scoring only, for a container asking no cpu / no memory
+NON_ZERO_MILLI_CPU = 100
+NON_ZERO_MEMORY = 200 * 1024 * 1024
+
+
+def pod_request(pod: JSON, *, non_zero: bool = False) -> Resource:
     """The pod's effective request, as the kubelet admits it.
 
     Sum of the containers, raised to any init container (plus the restartable sidecars
-    started before it), plus ``spec.overhead``.
+    started before it); the pod-level ``spec.resources`` cpu, memory and hugepages instead
+    where set; plus ``spec.overhead``. With ``non_zero``: kube-scheduler's request
+    for its resource scores, where a container asking no cpu counts 100m and one asking no
+    memory 200Mi.
     """
     spec = pod.get("spec") or {}
     total = Resource()
     for container in spec.get("containers") or ():
-        total.add(_requests(container))
+        total.add(_requests(container, non_zero))
     sidecars = Resource()
     init_peak = Resource()
     for container in spec.get("initContainers") or ():
-        req = _requests(container)
+        req = _requests(container, non_zero)
         if container.get("restartPolicy") == "Always":
             sidecars.add(req)
             init_peak.max_with(sidecars)
         else:
             init_peak.max_with(req.clone().add(sidecars))
     total.add(sidecars).max_with(init_peak)
+    pod_level = spec.get("resources") or {}
+    pod_level = pod_level.get("requests") or pod_level.get("limits") or {}
+    for name, amount in pod_level.items():  # pod-level cpu, memory, hugepages win
+        if name in ("cpu", "memory") or name.startswith("hugepages-"):
+            asked = Resource.from_list({name: amount}, "spec.resources.requests")
+            if name == "cpu":
+                total.milli_cpu = asked.milli_cpu
+            elif name == "memory":
+                total.memory = asked.memory
+            else:
+                total.scalars[name] = asked.scalars[name]
     if spec.get("overhead"):
         total.add(Resource.from_list(spec["overhead"], "spec.overhead"))
     return total
 
 
-def _requests(container: JSON) -> Resource:
+def _requests(container: JSON, non_zero: bool = False) -> Resource:
     resources = container.get("resources") or {}
     requests = resources.get("requests") or resources.get("limits") or {}
-    return Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
+    res = Resource.from_list(requests, f"containers[{container.get('name', '')}].requests")
+    if non_zero:
+        if "cpu" not in requests:
+            res.milli_cpu = NON_ZERO_MILLI_CPU
+        if "memory" not in requests:
+            res.memory = NON_ZERO_MEMORY
+    return res
 
 
-def template_key(pod: JSON, request: Resource) -> str:
+def non_zero_request(pod: JSON) -> tuple[int, int]:
+    """(milli-cpu, memory) as kube-scheduler's resource scores count them (``non_zero``)."""
+    scored = pod_request(pod, non_zero=True)
+    return scored.milli_cpu, scored.memory
+
+
+def template_key(pod: JSON, request: Resource, non_zero: tuple[int, int] | None = None) -> str:
     """What static predicates and node-local scores of this pod depend on, as JSON text.
 
-    Text, not orjson's bytes: those keep orjson's whole output buffer (about 4 KiB each).
+    ``non_zero`` (``non_zero_request``) counts only where it differs from the request's cpu
+    and memory. Text, not orjson's bytes: those keep orjson's whole output buffer (about
+    4 KiB each).
     """
     spec = pod.get("spec") or {}
-    return orjson.dumps(
-        [
-            sorted(request.items()),
-            spec.get("nodeSelector"),
-            spec.get("affinity"),
-            spec.get("tolerations"),
-        ],
-        option=orjson.OPT_SORT_KEYS,
-    ).decode()
+    parts = [
+        sorted(request.items()),
+        spec.get("nodeSelector"),
+        spec.get("affinity"),
+        spec.get("tolerations"),
+    ]
+    if non_zero is not None and non_zero != (request.milli_cpu, request.memory):
+        parts.append(list(non_zero))
+    return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode()
 
 
 # what ``pod_request`` and ``template_key`` read of a pod's spec
 _TEMPLATE_PARTS = (
     "containers",
     "initContainers",
+    "resources",
     "overhead",
     "nodeSelector",
     "affinity",
     "tolerations",
 )
 _Parts = tuple[Any, ...]
-_BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, Resource, str]] = GenerationMemo(4096)
+_Derived = tuple[Resource, str, tuple[HostPort, ...], tuple[int, int]]
+_BY_PARTS: GenerationMemo[tuple[int, ...], tuple[_Parts, _Derived]] = GenerationMemo(4096)
 
 
-def request_and_template(pod: JSON) -> tuple[Resource, str]:
-    """``pod_request`` and ``template_key`` of ``pod`` (see the module docstring)."""
+def request_and_template(pod: JSON) -> _Derived:
+    """``pod_request``, ``template_key``, ``host_ports`` and the non-zero cpu and memory."""
     spec = pod.get("spec") or {}
     parts = tuple(spec.get(name) for name in _TEMPLATE_PARTS)
     key = tuple(map(id, parts))
     known = _BY_PARTS.get(key)
     if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
-        return known[1], known[2]
+        return known[1]
     request = pod_request(pod)
-    template = template_key(pod, request)
-    _BY_PARTS.put(key, (parts, request, template))
-    return request, template
+    non_zero = non_zero_request(pod)
+    derived = (request, template_key(pod, request, non_zero), host_ports(spec), non_zero)
+    _BY_PARTS.put(key, (parts, derived))
+    return derived
 
 
 class TaskInfo:
     """One pod as a schedulable (or placed) task."""
 
     __slots__ = (
+        "claims",
         "creation",
+        "gated",
+        "host_ports",
         "job",
         "key",
         "name",
         "namespace",
         "node_name",
+        "non_zero",
         "pod",
         "priority",
         "resreq",
@@ -183,11 +225,17 @@ class TaskInfo:
         self.key = f"{self.namespace}/{self.name}"
         group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
         self.job = f"{self.namespace}/{group}" if group else ""
-        self.resreq, self.template = request_and_template(pod)
+        # non_zero: (milli-cpu, memory) as kube-scheduler's resource scores count them
+        self.resreq, self.template, self.host_ports, self.non_zero = request_and_template(pod)
         self.node_name: str = spec.get("nodeName") or ""
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)
         self.creation: str = meta.get("creationTimestamp") or ""
+        # ``spec.schedulingGates`` not empty: never placed, holds nothing (kube-scheduler's
+        # SchedulingGates PreEnqueue; Volcano's ``SchGated``)
+        self.gated = bool(spec.get("schedulingGates"))
+        # the PersistentVolumeClaims of its volumes (``api/volumes.py``)
+        self.claims: tuple[Claim, ...] = pod_claims(pod)
 
     def clone(self) -> TaskInfo:
         """A copy sharing the pod and the request (both read-only)."""
@@ -198,4 +246,5 @@ class TaskInfo:
 
     def __repr__(self) -> str:
         """``Task(ns/name Pending on node)``."""
-        return f"Task({self.key} {self.status.name} on {self.node_name or '-'})"
+        gated = " gated" if self.gated else ""
+        return f"Task({self.key} {self.status.name}{gated} on {self.node_name or '-'})"

@@ -41,6 +41,8 @@ class ClusterEvent(StrEnum):
     PODGROUP_SPEC_CHANGED = "PodGroupSpecChanged"
     # another PodGroup was deleted (what it reserved in its queue is free)
     PODGROUP_DELETED = "PodGroupDeleted"
+    # a PersistentVolumeClaim, PersistentVolume or StorageClass was added, changed or deleted
+    VOLUME_CHANGED = "VolumeChanged"
 
 
 ALL_EVENTS: frozenset[ClusterEvent] = frozenset(ClusterEvent)

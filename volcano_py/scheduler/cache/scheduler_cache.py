@@ -37,8 +37,9 @@ Contract:
 The parts own their state and are called under this cache's one lock: ``nodes.py`` (nodes and
 the tasks placed on them, copy-on-write), ``jobs.py`` (PodGroups, their tasks, versions and
 settled set, with ``implicit_jobs.py`` and ``allocated_index.py``), ``parking.py`` (parked
-jobs and event epochs), ``snapshot.py`` (what a cycle gets). ``SchedulerCache`` routes the
-informers' events to them.
+jobs and event epochs), ``volumes.py`` (claims, PersistentVolumes and StorageClasses, a
+snapshot's ``VolumeListing``), ``snapshot.py`` (what a cycle gets). ``SchedulerCache`` routes
+the informers' events to them.
 """
 
 from __future__ import annotations
@@ -46,11 +47,22 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
-from volcano_py.api.resources import HYPERNODES, NODES, PODGROUPS, PODS, QUEUES
+from volcano_py.api.resources import (
+    HYPERNODES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
+    PERSISTENTVOLUMES,
+    PODGROUPS,
+    PODS,
+    QUEUES,
+    STORAGECLASSES,
+    APIResource,
+)
 from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
@@ -63,8 +75,11 @@ from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
 from volcano_py.scheduler.cache.parking import ParkedJobs
 from volcano_py.scheduler.cache.snapshot import take_snapshot
+from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
 
 log = logging.getLogger(__name__)
+
+_Handler = Callable[[JSON], None]  # an informer add/delete handler
 
 
 def _on_update(upsert: Callable[[JSON], None]) -> Callable[[JSON, JSON], None]:
@@ -108,6 +123,7 @@ class SchedulerCache:
         # settled in ``jobs`` too)
         self._parked = ParkedJobs(clock=clock)
         self.hypernodes = HyperNodeIndex()
+        self.volumes = VolumeStore()  # claims, PersistentVolumes, StorageClasses
         self._pods: dict[str, JSON] = {}
         self._tasks: dict[str, TaskInfo] = {}
         self._assumed: dict[str, str] = {}
@@ -119,18 +135,40 @@ class SchedulerCache:
 
     def attach(self, informers: SharedInformerFactory) -> list[HandlerRegistration]:
         """Register handlers on a ``SharedInformerFactory``; returns the registrations."""
-        wiring = (
+        wiring: list[tuple[APIResource, _Handler, _Handler]] = [
             (NODES, self.update_node, self.delete_node),
             (PODS, self.update_pod, self.delete_pod),
             (PODGROUPS, self.update_podgroup, self.delete_podgroup),
             (HYPERNODES, self.update_hypernode, self.delete_hypernode),
             (QUEUES, self.update_queue, self.delete_queue),
-        )
+        ]
+        for resource, kind in (
+            (PERSISTENTVOLUMECLAIMS, CLAIM),
+            (PERSISTENTVOLUMES, VOLUME),
+            (STORAGECLASSES, CLASS),
+        ):
+            wiring.append(
+                (resource, partial(self.update_volume, kind), partial(self.delete_volume, kind))
+            )
         registrations = []
         for resource, upsert, delete in wiring:
             handler = EventHandler(on_add=upsert, on_update=_on_update(upsert), on_delete=delete)
             registrations.append(informers.informer(resource).add_event_handler(handler))
         return registrations
+
+    def update_volume(self, kind: str, obj: JSON) -> None:
+        """A claim, PersistentVolume or StorageClass (``kind``) was added or changed."""
+        with self._lock:
+            if self.volumes.update(kind, obj):
+                self._parked.event(ClusterEvent.VOLUME_CHANGED)
+        self.changed.set()
+
+    def delete_volume(self, kind: str, obj: JSON) -> None:
+        """A claim, PersistentVolume or StorageClass (``kind``) went away."""
+        with self._lock:
+            self.volumes.delete(kind, obj)
+            self._parked.event(ClusterEvent.VOLUME_CHANGED)
+        self.changed.set()
 
     # -- nodes ------------------------------------------------------------------------------
 
@@ -431,4 +469,5 @@ class SchedulerCache:
                 self._queues.values(),
                 self._parked,
                 active_only=active_only,
+                volumes=self.volumes.listing(),
             )

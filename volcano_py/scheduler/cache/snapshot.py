@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from volcano_py.api import JSON
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.snapshot import Snapshot
+from volcano_py.scheduler.api.volumes import VolumeListing
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
 from volcano_py.scheduler.cache.parking import ParkedJobs
@@ -28,6 +29,7 @@ def take_snapshot(
     parked: ParkedJobs,
     *,
     active_only: bool,
+    volumes: VolumeListing | None = None,
 ) -> Snapshot:
     """Nodes (shared copy-on-write), jobs with copied pending tasks, the HyperNode tree."""
     if active_only:  # a cycle's (other readers, the view, must not move the epoch)
@@ -36,4 +38,7 @@ def take_snapshot(
     shared = nodes.share()
     job_infos, versions = jobs.job_infos(active_only)
     tree = hypernodes.build()
-    return Snapshot(shared, job_infos, tree, versions, jobs.queue_infos(queues))
+    snapshot = Snapshot(shared, job_infos, tree, versions, jobs.queue_infos(queues))
+    if volumes is not None:
+        snapshot.volumes = volumes
+    return snapshot

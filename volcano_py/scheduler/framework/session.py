@@ -61,6 +61,7 @@ class Session(ExtensionPoints):
         self.notes = notes if notes is not None else ChangeLog()
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
+        self.volumes = snapshot.volumes  # claims, PersistentVolumes, StorageClasses
         self._nodes = snapshot.nodes
         self._owned: set[str] = set()
         self.tree = snapshot.tree

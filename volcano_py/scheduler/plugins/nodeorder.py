@@ -4,10 +4,8 @@ The Kubernetes scheduler's formulas on a 0-100 scale, with Volcano's argument ke
 default weights: ``leastrequested.weight`` (1), ``balancedresource.weight`` (1),
 ``nodeaffinity.weight`` (2). A weight below zero falls back to its default (logged).
 
-- least requested: mean over cpu and memory of ``(allocatable - requested) * 100 /
-  allocatable``, requested = used + the task's request;
-- balanced: ``(1 - |cpu fraction - memory fraction| / 2) * 100`` (the standard deviation of
-  two fractions), fractions capped at 1;
+- least requested and balanced allocation: kube-scheduler's integer scores, as Volcano runs
+  them (``support/resource_scores.py``), so near ties break as Volcano's do;
 - preferred node affinity: matching preferred-term weight over the total weight, x 100.
 
 The score depends only on the node's state and the task's template, so it is cached by
@@ -23,36 +21,15 @@ from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.support.node_affinity import preferred_affinity_score
+from volcano_py.scheduler.plugins.support.resource_scores import (
+    balanced_allocation,
+    least_allocated,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_NODE_SCORE = 100.0
 DEFAULTS = {"leastrequested.weight": 1, "balancedresource.weight": 1, "nodeaffinity.weight": 2}
-
-
-def least_requested(task: TaskInfo, node: NodeInfo) -> float:
-    """Free share after placing the task, averaged over cpu and memory (0-100)."""
-    total = 0.0
-    for alloc, used, req in (
-        (node.allocatable.milli_cpu, node.used.milli_cpu, task.resreq.milli_cpu),
-        (node.allocatable.memory, node.used.memory, task.resreq.memory),
-    ):
-        requested = used + req
-        if alloc > 0 and requested <= alloc:
-            total += (alloc - requested) * MAX_NODE_SCORE / alloc
-    return total / 2
-
-
-def balanced(task: TaskInfo, node: NodeInfo) -> float:
-    """How evenly cpu and memory would be used (0-100)."""
-    fractions = []
-    for alloc, used, req in (
-        (node.allocatable.milli_cpu, node.used.milli_cpu, task.resreq.milli_cpu),
-        (node.allocatable.memory, node.used.memory, task.resreq.memory),
-    ):
-        fractions.append(min(1.0, (used + req) / alloc) if alloc > 0 else 1.0)
-    std = abs(fractions[0] - fractions[1]) / 2
-    return (1 - std) * MAX_NODE_SCORE
 
 
 class NodeOrderPlugin:
@@ -86,8 +63,8 @@ class NodeOrderPlugin:
         if hit is not None and hit[0] == node.generation:
             return hit[1]
         w = self.weights
-        total = w["leastrequested.weight"] * least_requested(task, node)
-        total += w["balancedresource.weight"] * balanced(task, node)
+        total = float(w["leastrequested.weight"] * least_allocated(task, node))
+        total += w["balancedresource.weight"] * balanced_allocation(task, node)
         if w["nodeaffinity.weight"]:
             got, possible = preferred_affinity_score(task.pod, node.name, node.labels)
             if possible:

@@ -4,8 +4,10 @@ A Pending job may enter its queue when, in every dimension its ``minResources`` 
 resources already promised to admitted jobs plus its own fit in the cluster's idle capacity
 inflated by the factor: ``total x factor - used``. Promised: every Inqueue job's
 ``minResources``, and for a Running job whose placed tasks reach ``minMember`` what of its
-``minResources`` is not placed yet. A job without ``minResources`` is best effort: always
-admitted. Each admission adds to the promised amount, so one cycle cannot over-admit.
+``minResources`` is not placed yet; both less what the job's gated pods ask (pods with
+``spec.schedulingGates`` hold nothing, ``JobInfo.inqueue_need``). A job without
+``minResources`` is best effort: always admitted. Each admission adds to the promised
+amount, so one cycle cannot over-admit.
 ``overcommit-factor`` below 1 is refused at load (Volcano logs it and uses 1.2).
 
 ``OvercommitFallback`` is the registry's ``enqueue_fallback``: ``framework.open_session`` opens
@@ -43,7 +45,7 @@ class OvercommitGate:
             if job.min_resources.is_empty():
                 continue
             if job.phase == PodGroupPhase.INQUEUE:
-                self.inqueue.add(job.min_resources)
+                self.inqueue.add(job.inqueue_need(job.min_resources))
             elif job.phase == PodGroupPhase.RUNNING:
                 placed = Resource()
                 count = 0
@@ -53,7 +55,7 @@ class OvercommitGate:
                         count += 1
                 if count >= job.min_member:
                     rest = job.min_resources.clone().sub(placed)
-                    self.inqueue.add(_clamped(rest))
+                    self.inqueue.add(job.inqueue_need(rest.clamped()))
 
     def reject(self, job: JobInfo) -> str | None:
         """None when ``job`` may enter, else the overused resource names."""
@@ -70,8 +72,8 @@ class OvercommitGate:
         return "resource in cluster is overused: " + ", ".join(short)
 
     def enqueued(self, job: JobInfo) -> None:
-        """Promise ``job``'s minResources."""
-        self.inqueue.add(job.min_resources)
+        """Promise ``job``'s minResources (less what its gated pods ask)."""
+        self.inqueue.add(job.inqueue_need(job.min_resources))
 
 
 class OvercommitPlugin:
@@ -132,9 +134,3 @@ class OvercommitFallback:
     def enqueued(self, job: JobInfo) -> None:
         """Promise ``job``'s minResources."""
         self._the_gate().enqueued(job)
-
-
-def _clamped(res: Resource) -> Resource:
-    return Resource(
-        max(0, res.milli_cpu), max(0, res.memory), {n: max(0, a) for n, a in res.scalars.items()}
-    )

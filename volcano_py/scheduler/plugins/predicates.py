@@ -1,8 +1,11 @@
 """``predicates``: can this task run on this node?
 
 Checks, in order, with the Kubernetes scheduler's reasons: node Ready, not unschedulable
-(unless tolerated), nodeSelector and required node affinity, taints/tolerations, pod count,
-then resources (cpu, memory and every extended resource against the node's idle).
+(unless tolerated), nodeSelector and required node affinity, taints/tolerations, host ports
+(``api/host_ports``: against the node's bound pods and those allocated earlier in the
+session), pod count, resources (cpu, memory and every extended resource against the node's
+idle), then the node affinity and zone of the pod's bound PersistentVolumes
+(``support/volume_nodes.py``).
 
 Everything but the pod count and resources depends only on the pod's template and the Node
 object, so it is cached per (task template, node object) for the session: the pods of a gang
@@ -11,9 +14,11 @@ share one evaluation per node.
 
 from __future__ import annotations
 
+from volcano_py.scheduler.api import host_ports
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.task_info import TaskInfo
+from volcano_py.scheduler.api.volumes import VolumeListing
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.support.node_affinity import (
@@ -21,6 +26,7 @@ from volcano_py.scheduler.plugins.support.node_affinity import (
     tolerates,
     untolerated_taint,
 )
+from volcano_py.scheduler.plugins.support.volume_nodes import volume_node_reason
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
@@ -68,10 +74,12 @@ class PredicatesPlugin:
         """No arguments are read."""
         self.args = args
         self._static: dict[tuple[str, str], tuple[object, str | None]] = {}
+        self._volumes = VolumeListing()
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the predicate."""
         ssn.add_predicate_fn(self.name, self.predicate)
+        self._volumes = ssn.volumes
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the cache."""
@@ -86,4 +94,9 @@ class PredicatesPlugin:
             self._static[key] = hit
         if hit[1] is not None:
             return hit[1]
-        return resource_reason(task, node)
+        if task.host_ports and node.ports and host_ports.conflict(task.host_ports, node.ports):
+            return host_ports.REASON
+        reason = resource_reason(task, node)
+        if reason is None and task.claims:
+            return volume_node_reason(task.namespace, task.claims, node, self._volumes)
+        return reason

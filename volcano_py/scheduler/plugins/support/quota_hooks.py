@@ -87,7 +87,7 @@ class QuotaHooks:
         attr = self.attrs.get(job.queue)
         if attr is not None:
             for each in self.chain(attr):
-                for n, v in amounts(job.min_resources).items():
+                for n, v in amounts(job.inqueue_need(job.min_resources)).items():
                     each.inqueue[n] = each.inqueue.get(n, 0.0) + v
 
     def follow(self, sign: float) -> Callable[[TaskInfo], None]:
