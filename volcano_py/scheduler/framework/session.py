@@ -59,6 +59,8 @@ class Session(ExtensionPoints):
         committed tasks go to be bound at once (none: they are only listed in ``binds``).
         """
         self.notes = notes if notes is not None else ChangeLog()
+        # the configured actions: allocate admits Pending jobs itself when enqueue is not one
+        self.actions = conf.actions
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
         self._nodes = snapshot.nodes
