@@ -14,10 +14,10 @@ without one is not the plugin's concern.
   a job larger than the cluster is admitted after its waiting time, and its pods are
   created. Before that, and for jobs without a waiting time, the plugin abstains.
 
-Volcano also registers the same vote as ``JobPipelined``: an overdue gang allocate cannot
-complete keeps what it got for the rest of the cycle instead of giving it back. Here allocate
-gives it back (job order already puts the overdue job first, so no job before it took its
-room); docs/scheduler.md, "Plugins and arguments".
+Volcano also registers the same vote as ``JobPipelined`` (an incomplete gang keeps its
+partial placement for the rest of the cycle). Not here: in Volcano's configurations ``gang``
+sits in sla's tier and rejects pipelining a gang short of its minimum, and a rejection in the
+tier wins, so that vote changes nothing there (docs/scheduler.md, "Plugins and arguments").
 
 A bad argument fails the configuration at load time (naming it); a bad annotation leaves the
 job without a waiting time and is logged once per job and value.
