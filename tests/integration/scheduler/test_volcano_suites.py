@@ -2,6 +2,9 @@
 
 - gangevict's configuration has no ``enqueue``: allocate admits the PodGroup itself and
   places it (issue 41, item 1).
+- PodGroup phases (item 4): ``Completed`` once every pod is done (the PodGroup of a finished
+  ``batch/v1`` Job), and a running gang whose pods are all deleted goes back to ``Pending``,
+  never through ``Unknown``.
 - ``kubectl describe podgroup`` shows a Warning ``Unschedulable`` Event on a gang that cannot
   be placed, and a Normal ``Scheduled`` once it is (Volcano's RecordJobStatusEvent; item 5) —
   one Event per change, not one per cycle.
@@ -9,6 +12,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -93,3 +97,67 @@ def test_podgroup_gets_unschedulable_then_scheduled_event_once_each(
     waiting = told("Unschedulable")
     assert all(e.get("count", 1) == 1 for e in waiting), waiting
     assert sum("2/2 tasks in gang" in e["message"] for e in waiting) == 1, waiting
+
+
+def _running_gang(
+    client: KubeClient, ns: str, topology: Topology, name: str, pods: int
+) -> list[str]:
+    """A PodGroup of ``pods`` pods, bound and reported Running."""
+    client.create(R.PODGROUPS, podgroup_body(name, ns, pods))
+    names = [gang_pod(client, ns, topology, f"{name}-{i}", name) for i in range(pods)]
+    wait_for(lambda: all(client.get(R.PODS, n, ns)["spec"].get("nodeName") for n in names))
+    for n in names:
+        client.patch(R.PODS, n, {"status": {"phase": "Running"}}, ns, subresource="status")
+    wait_for(lambda: _phase(client, ns, name) == "Running")
+    return names
+
+
+def test_podgroup_completed_when_every_pod_is_done(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+) -> None:
+    topology.node("n1", 4)
+    run_scheduler()
+    names = _running_gang(client, namespace, topology, "batch", 2)
+    for n, phase in zip(names, ("Succeeded", "Failed"), strict=True):
+        client.patch(R.PODS, n, {"status": {"phase": phase}}, namespace, subresource="status")
+    wait_for(lambda: _phase(client, namespace, "batch") == "Completed")
+
+
+def _next_phase(client: KubeClient, ns: str, name: str, after: str, out: list[str]) -> None:
+    """Append to ``out`` the first phase other than Running the PodGroup is written with."""
+    stream = client.watch(
+        R.PODGROUPS, ns, resource_version=after, field_selector=f"metadata.name={name}",
+        timeout_seconds=60,
+    )  # fmt: skip
+    try:
+        for kind, obj in stream:
+            phase = (obj.get("status") or {}).get("phase", "")
+            if kind == "MODIFIED" and phase != "Running":
+                out.append(phase)
+                return
+    finally:
+        stream.close()
+
+
+def test_running_gang_whose_pods_are_all_deleted_goes_back_to_pending(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+) -> None:
+    topology.node("n1", 4)
+    run_scheduler()
+    names = _running_gang(client, namespace, topology, "gone", 2)
+    version = client.get(R.PODGROUPS, "gone", namespace)["metadata"]["resourceVersion"]
+    seen: list[str] = []
+    watcher = threading.Thread(
+        target=_next_phase, args=(client, namespace, "gone", version, seen), daemon=True
+    )
+    watcher.start()
+    for n in names:
+        delete_pod(client, n, namespace)  # graceful: Running while they terminate
+    watcher.join(60)
+    assert seen == ["Pending"]  # not Unknown, not straight to Inqueue
