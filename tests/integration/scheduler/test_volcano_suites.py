@@ -100,11 +100,17 @@ def test_podgroup_gets_unschedulable_then_scheduled_event_once_each(
 
 
 def _running_gang(
-    client: KubeClient, ns: str, topology: Topology, name: str, pods: int
+    client: KubeClient,
+    ns: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+    name: str,
 ) -> list[str]:
-    """A PodGroup of ``pods`` pods, bound and reported Running."""
-    client.create(R.PODGROUPS, podgroup_body(name, ns, pods))
-    names = [gang_pod(client, ns, topology, f"{name}-{i}", name) for i in range(pods)]
+    """A scheduler, a node and a PodGroup of two pods, bound and reported Running."""
+    topology.node("n1", 4)
+    run_scheduler()
+    client.create(R.PODGROUPS, podgroup_body(name, ns, 2))
+    names = [gang_pod(client, ns, topology, f"{name}-{i}", name) for i in range(2)]
     wait_for(lambda: all(client.get(R.PODS, n, ns)["spec"].get("nodeName") for n in names))
     for n in names:
         client.patch(R.PODS, n, {"status": {"phase": "Running"}}, ns, subresource="status")
@@ -118,9 +124,7 @@ def test_podgroup_completed_when_every_pod_is_done(
     topology: Topology,
     run_scheduler: Callable[..., Callable[[], Scheduler]],
 ) -> None:
-    topology.node("n1", 4)
-    run_scheduler()
-    names = _running_gang(client, namespace, topology, "batch", 2)
+    names = _running_gang(client, namespace, topology, run_scheduler, "batch")
     for n, phase in zip(names, ("Succeeded", "Failed"), strict=True):
         client.patch(R.PODS, n, {"status": {"phase": phase}}, namespace, subresource="status")
     wait_for(lambda: _phase(client, namespace, "batch") == "Completed")
@@ -148,9 +152,7 @@ def test_running_gang_whose_pods_are_all_deleted_goes_back_to_pending(
     topology: Topology,
     run_scheduler: Callable[..., Callable[[], Scheduler]],
 ) -> None:
-    topology.node("n1", 4)
-    run_scheduler()
-    names = _running_gang(client, namespace, topology, "gone", 2)
+    names = _running_gang(client, namespace, topology, run_scheduler, "gone")
     version = client.get(R.PODGROUPS, "gone", namespace)["metadata"]["resourceVersion"]
     seen: list[str] = []
     watcher = threading.Thread(
