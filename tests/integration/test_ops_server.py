@@ -53,7 +53,7 @@ def test_ops_healthz_and_metrics_and_unknown_path(
 
 
 def test_ops_readyz_lists_detail_lines_when_ready() -> None:
-    detail = ["scheduler conf: accepted, not implemented: plugin sla"]
+    detail = ["scheduler conf: accepted, not implemented: plugin tdm"]
     ops = OpsServer(
         "127.0.0.1", 0, healthy=lambda: [], ready=lambda: [], ready_detail=lambda: detail
     )

@@ -9,7 +9,8 @@ per job of the session:
   ``eviction_writes.served_nomination``), handed to the writer (written off the cycle), or
   kept in the cache for an implicit job (``implicit_jobs.py``), which has no object;
 - the Warning a job should see once (an invalid topology annotation, or topology asked for
-  while the scheduler does not enforce it);
+  while the scheduler does not enforce it), and the ``Unschedulable`` / ``Scheduled`` Event
+  its outcome calls for (``podgroup_events.py``, Volcano's ``RecordJobStatusEvent``);
 - the pending pods of a job that was not placed: their ``PodScheduled=False`` condition and
   Event, with the reason;
 - setting the job aside: *settled* when it is done and its status is as written, *parked*
@@ -32,6 +33,7 @@ from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.eviction_writes import served_nomination
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.podgroup_events import Event, note_job_event
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
 from volcano_py.scheduler.topology_config import NOT_CONFIGURED_REASON, job_message
 from volcano_py.scheduler.writer import Writer
@@ -82,6 +84,8 @@ class JobUpdater:
         self.written = 0
         # job -> (reason, message): told once as a Warning Event (``podgroup_warnings``)
         self.warnings: dict[str, tuple[str, str]] = {}
+        # job -> the Unschedulable / Scheduled Event its outcome calls for (``podgroup_events``)
+        self.events: dict[str, Event] = {}
         self._settled: dict[str, int] = {}
         self._parked: dict[str, int] = {}
         self._waits: dict[str, frozenset[ClusterEvent]] = {}
@@ -129,9 +133,12 @@ class JobUpdater:
         if new is None and job.key in ssn.nominations:
             new = job.podgroup  # the nominated HyperNode annotation alone
         new = served_nomination(ssn, job, new or job.podgroup) or new
+        implicit = self.cache.is_implicit(job.key)
+        if not implicit:
+            note_job_event(self.events, job, new, fit)
         if new is None:
             return False
-        if self.cache.is_implicit(job.key):
+        if implicit:
             self.cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
             return False
         self.writer.update_podgroup(new)

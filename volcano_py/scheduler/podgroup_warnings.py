@@ -4,9 +4,10 @@ A cycle reports, per job, a fact the user should hear about but that does not st
 (``CycleResult.warnings``: job uid -> (reason, message)): a ``volcano.sh/network-topology-*``
 annotation that cannot be read (the job runs without topology), or topology asked of a
 configuration without ``network-topology-aware``. ``PodGroupWarnings.record`` turns each into
-one Warning Event on the PodGroup, again only when the message changes. The memory is keyed by
-the PodGroup's ``metadata.uid``, so a job that leaves the cycle's snapshot and comes back
-(settled, then changed) is not told twice, and a PodGroup deleted and created again is.
+one Warning Event on the PodGroup, again only when the message changes (a ``PodGroupEvents``
+of its own, ``podgroup_events.py``: keyed by the PodGroup's ``metadata.uid``, so a job that
+leaves the cycle's snapshot and comes back (settled, then changed) is not told twice, and a
+PodGroup deleted and created again is).
 
 Runs in the scheduler thread after a cycle; the recorder never raises into the loop.
 """
@@ -16,10 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from volcano_py.api.resources import PODGROUPS
-from volcano_py.kube.events import Recorder
-
-MAX_REMEMBERED = 100_000
+from volcano_py.kube.events import WARNING, Recorder
+from volcano_py.scheduler.podgroup_events import PodGroupEvents
 
 
 class PodGroupWarnings:
@@ -27,8 +26,7 @@ class PodGroupWarnings:
 
     def __init__(self, recorder: Recorder | None) -> None:
         """Record through ``recorder`` (None: nothing is recorded)."""
-        self.recorder = recorder
-        self._told: dict[str, str] = {}
+        self._events = PodGroupEvents(recorder)  # its own memory: these are other Events
 
     def record(
         self,
@@ -39,19 +37,5 @@ class PodGroupWarnings:
 
         Returns how many Events were recorded.
         """
-        recorded = 0
-        if self.recorder is None:
-            return 0
-        for uid, (reason, message) in warnings.items():
-            pg = podgroup(uid)
-            if pg is None:
-                continue
-            key = str((pg.get("metadata") or {}).get("uid") or uid)
-            if self._told.get(key) == message:
-                continue
-            if len(self._told) >= MAX_REMEMBERED:
-                self._told.clear()
-            self._told[key] = message
-            self.recorder.event(pg, "Warning", reason, message, resource=PODGROUPS)
-            recorded += 1
-        return recorded
+        events = {uid: (WARNING, reason, message) for uid, (reason, message) in warnings.items()}
+        return self._events.record(events, podgroup)

@@ -53,6 +53,7 @@ from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.job_updater import JobUpdater
 from volcano_py.scheduler.plugins import register_builtin_plugins
 from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_infos
+from volcano_py.scheduler.podgroup_events import Event, PodGroupEvents
 from volcano_py.scheduler.podgroup_warnings import PodGroupWarnings
 from volcano_py.scheduler.queue_status import (
     QueueEvents,
@@ -89,6 +90,8 @@ class CycleResult:
     evictions: dict[str, str] = field(default_factory=dict)  # victim -> preemptor PodGroup
     # job uid -> (reason, message): told once as a Warning Event (``podgroup_warnings``)
     warnings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # job uid -> (type, reason, message): Unschedulable / Scheduled (``podgroup_events``)
+    job_events: dict[str, Event] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -138,6 +141,7 @@ def run_cycle(
     updater = JobUpdater(cache, writer, snapshot.job_versions, topology_on=enforces_topology(conf))
     updater.update_all(ssn, errors)
     result.podgroups_written, result.warnings = updater.written, updater.warnings
+    result.job_events = updater.events
     result.seconds = time.perf_counter() - started
     _record_cycle(cache, result)
     return result
@@ -225,6 +229,7 @@ class Scheduler:
         self.queue_status = QueueStatusWriter(client)
         self.queue_events = QueueEvents(recorder)
         self.podgroup_warnings = PodGroupWarnings(recorder)
+        self.podgroup_events = PodGroupEvents(recorder)
         self._capacity_exported_at = float("-inf")
         # set once the first cycle has run: start-up work that can wait waits for it
         self.first_cycle = threading.Event()
@@ -293,6 +298,7 @@ class Scheduler:
         self.queue_events.record(fits, self.cache.podgroup_object, self.cache.is_parked)
         if result.warnings:
             self.podgroup_warnings.record(result.warnings, self.cache.podgroup_object)
+        self.podgroup_events.record(result.job_events, self.cache.podgroup_object)
         return result
 
     def _wait(self, stop: threading.Event) -> None:

@@ -3,8 +3,10 @@
 Pure functions on dicts (unit-tested without a cluster):
 
 - ``podgroup_status``: the PodGroup's new phase (``Pending`` → ``Inqueue`` when enqueued,
-  ``Running`` once at least minMember tasks are placed, ``Unknown`` when a Running gang drops
-  below minMember with some still placed), its conditions (``Unschedulable`` with the reason
+  ``Running`` once at least minMember tasks are placed — terminating ones on a node still
+  count —, ``Completed`` when those are all done, ``Unknown`` while tasks run but the gang
+  could not be completed this cycle, back to ``Pending`` when too few are left; Volcano's
+  ``getPodGroupPhase``), its conditions (``Unschedulable`` with the reason
   and the per-tier message when the gang could not be placed; ``Scheduled`` when it was) and the
   ``volcano.sh/job-allocated-hypernode`` annotation, and the task counts (``running``,
   ``succeeded``, ``failed``). Returns None when none of these changed, so an idle cluster
@@ -29,16 +31,32 @@ from volcano_py.scheduler.api.task_info import READY, TaskStatus
 from volcano_py.scheduler.framework.interface import JobFit
 
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+COMPLETED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
-def _phase(job: JobInfo) -> str:
-    placed = sum(1 for t in job.tasks.values() if t.status in READY)
-    running_now = placed >= job.min_member and placed > 0
-    if running_now:
-        return PodGroupPhase.RUNNING
-    if job.phase == PodGroupPhase.RUNNING:
-        return PodGroupPhase.UNKNOWN if placed else PodGroupPhase.INQUEUE
-    return job.phase
+def _phase(job: JobInfo, unschedulable: bool) -> str:
+    """Volcano's ``getPodGroupPhase``, with placed (allocated, binding) tasks as scheduled.
+
+    ``Unknown``: tasks running while the gang could not be completed this cycle. Scheduled
+    (placed, running, done, or terminating on a node): at least minMember → ``Completed``
+    when every one of them is done, else ``Running``. Fewer: an ``Inqueue`` job stays so,
+    any other goes back to ``Pending`` (enqueue admits it again) — except ``Completed``,
+    which is final here.
+    """
+    if unschedulable and any(t.status == TaskStatus.RUNNING for t in job.tasks.values()):
+        return PodGroupPhase.UNKNOWN
+    scheduled = completed = 0
+    for task in job.tasks.values():
+        if task.status in COMPLETED:
+            completed += 1
+            scheduled += 1
+        elif task.status in READY or (task.status == TaskStatus.RELEASING and task.node_name):
+            scheduled += 1
+    if scheduled >= job.min_member and scheduled > 0:
+        return PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
+    if job.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.COMPLETED):
+        return job.phase
+    return PodGroupPhase.PENDING
 
 
 def _set_condition(conditions: list[JSON], new: JSON) -> bool:
@@ -68,10 +86,10 @@ def podgroup_status(
 ) -> JSON | None:
     """The updated PodGroup, or None when phase, conditions and annotation are unchanged."""
     status = pg.get("status") or {}
-    phase = _phase(job)
+    phase = _phase(job, fit is not None and not job.is_ready())
     conditions = [dict(c) for c in status.get("conditions") or ()]
     changed = phase != status.get("phase")
-    if fit is not None and phase != PodGroupPhase.RUNNING:
+    if fit is not None and phase not in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
         changed |= _set_condition(
             conditions,
             {
@@ -83,7 +101,7 @@ def podgroup_status(
                 "lastTransitionTime": now,
             },
         )
-    elif phase == PodGroupPhase.RUNNING:
+    elif phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
         changed |= _set_condition(
             conditions,
             {

@@ -6,6 +6,7 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``bindings``: exact ``{ns/pod: node}`` pairs that must be made;
 - ``bound``: how many pods are bound in total; ``unbound``: pods that must stay pending;
 - ``within``: ``{ns/podgroup: hypernode}`` — every pod of the group lands under it;
+- ``boundAtLeast``: ``{ns/podgroup: n}`` — at least n pods of the group are bound;
 - ``phases``, ``allocatedHyperNode``: per PodGroup;
 - ``messages``: ``{ns/podgroup: substring}`` of its Unschedulable condition message;
 - ``podMessages``: ``{ns/pod: substring}`` of a FailedScheduling event of the pod, and
@@ -38,6 +39,19 @@ def _load(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text())
 
 
+def _placed(objects: list[dict[str, Any]], group: str, bindings: dict[str, str]) -> dict[str, str]:
+    """``{pod: node}`` of the bound pods of ``group`` (``ns/podgroup``)."""
+    ns, name = group.split("/")
+    pods = [
+        o["metadata"]["name"]
+        for o in objects
+        if o["kind"] == "Pod"
+        and o["metadata"]["namespace"] == ns
+        and o["metadata"]["annotations"].get("scheduling.k8s.io/group-name") == name
+    ]
+    return {p: bindings[f"{ns}/{p}"] for p in pods if f"{ns}/{p}" in bindings}
+
+
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     scenario = _load(path)
@@ -57,17 +71,12 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     for pod in expect.get("unbound") or ():
         assert pod not in result.bindings, (pod, result.bindings)
     for group, hn in (expect.get("within") or {}).items():
-        ns, name = group.split("/")
         members = tree.real_nodes[hn]
-        pods = [
-            o["metadata"]["name"]
-            for o in objects
-            if o["kind"] == "Pod"
-            and o["metadata"]["namespace"] == ns
-            and o["metadata"]["annotations"].get("scheduling.k8s.io/group-name") == name
-        ]
-        placed = {p: result.bindings[f"{ns}/{p}"] for p in pods if f"{ns}/{p}" in result.bindings}
+        placed = _placed(objects, group, result.bindings)
         assert all(n in members for n in placed.values()), (group, hn, placed)
+    for group, n in (expect.get("boundAtLeast") or {}).items():
+        placed = _placed(objects, group, result.bindings)
+        assert len(placed) >= n, (group, n, placed)
     for group, phase in (expect.get("phases") or {}).items():
         assert result.podgroups[group]["phase"] == phase, (group, result.podgroups[group])
     for group, hn in (expect.get("allocatedHyperNode") or {}).items():

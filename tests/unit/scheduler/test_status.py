@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.unit.scheduler.objects import pod, podgroup
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
@@ -84,3 +86,55 @@ def test_pod_condition_only_when_message_changes() -> None:
     p["status"]["conditions"] = [cond]
     assert pod_unschedulable_condition(p, "why", now=NOW) is None
     assert pod_unschedulable_condition(p, "other", now=NOW) is not None
+
+
+def _terminating(p: dict[str, object]) -> dict[str, object]:
+    p["metadata"]["deletionTimestamp"] = NOW  # type: ignore[index]
+    return p
+
+
+PHASE_CASES = [
+    # (phase before, pods as (phase, on a node, terminating), gang unschedulable, phase after)
+    ("Running", [("Running", True, True), ("Running", True, True)], False, "Running"),
+    ("Running", [("Pending", False, False), ("Pending", False, False)], True, "Pending"),
+    ("Running", [], False, "Pending"),
+    ("Unknown", [("Pending", False, False)], True, "Pending"),
+    ("Running", [("Running", True, False), ("Pending", False, False)], True, "Unknown"),
+    ("Running", [("Succeeded", True, False), ("Succeeded", True, False)], False, "Completed"),
+    ("Running", [("Succeeded", True, False), ("Failed", True, False)], False, "Completed"),
+    ("Inqueue", [("Failed", True, False), ("Failed", True, False)], False, "Completed"),
+    ("Inqueue", [("Pending", False, False)], True, "Inqueue"),
+    ("Inqueue", [("Pending", False, True), ("Pending", False, True)], False, "Inqueue"),
+    ("Completed", [], False, "Completed"),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "pods", "unschedulable", "after"),
+    PHASE_CASES,
+    ids=[
+        "terminating-members-keep-running",
+        "all-pods-replaced-goes-pending-not-unknown",
+        "all-pods-gone-goes-pending",
+        "unknown-without-running-goes-pending",
+        "running-member-and-unplaceable-gang-is-unknown",
+        "all-succeeded-completed",
+        "succeeded-and-failed-completed",
+        "failed-batch-job-completed",
+        "inqueue-stays-inqueue",
+        "pending-pods-deleted-are-not-scheduled",
+        "completed-is-final",
+    ],
+)
+def test_podgroup_phase_as_volcano(
+    before: str, pods: list[tuple[str, bool, bool]], unschedulable: bool, after: str
+) -> None:
+    pg = podgroup("g", 2, phase=before)
+    objs = []
+    for i, (phase, placed, terminating) in enumerate(pods):
+        p = pod(f"p{i}", "g", node_name="n" if placed else None, phase=phase)
+        objs.append(_terminating(p) if terminating else p)
+    job = _job(pg, objs)
+    fit = JobFit("NotEnoughResources", "no room") if unschedulable else None
+    new = podgroup_status(pg, job, fit, now=NOW, transition_id="t")
+    assert (new or pg)["status"]["phase"] == after

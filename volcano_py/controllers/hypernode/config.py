@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +48,7 @@ from volcano_py.api.constants import (
     HELM_RELEASE_NAME_ENV,
     KUBE_POD_NAMESPACE_ENV,
 )
+from volcano_py.api.duration import parse_duration as go_duration
 from volcano_py.api.safeload import CONFIG_LIMITS, LoadError, load_yaml
 
 DEFAULT_MAX_DELETE_PERCENT = 50.0
@@ -64,17 +64,6 @@ _ENTRY_KEYS = frozenset(
         "deletionGracePeriod",
     }
 )
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
 
 
 class ConfigError(ValueError):
@@ -178,24 +167,10 @@ def parse_duration(value: object) -> float:
     """
     if not isinstance(value, str) or not value:
         raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
-    text = value
-    sign = 1.0
-    if text[0] in "+-":
-        sign = -1.0 if text[0] == "-" else 1.0
-        text = text[1:]
-    if not text:
-        raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
-    if text == "0":
-        return 0.0
-    total = 0.0
-    position = 0
-    while position < len(text):
-        match = _DURATION_PART.match(text, position)
-        if match is None:
-            raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}")
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    return sign * total
+    try:
+        return go_duration(value)
+    except ValueError:
+        raise ConfigError(f"expected a duration such as 10m or 1h, got {value!r}") from None
 
 
 def parse_config_text(

@@ -16,18 +16,15 @@ Rules, in order:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.duration import parse_duration as go_duration
 from volcano_py.api.vcjob import Action, Event, JobView
 from volcano_py.controllers.job.interfaces import Request
 
 _INTERNAL = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED, Event.POD_RUNNING})
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-                 "h": 3600.0}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +36,8 @@ class Decision:
 
 
 def parse_duration(text: str) -> float:
-    """A Go ``time.Duration`` string (``90s``, ``1m30s``, ``1.5h``) in seconds."""
-    text = text.strip()
-    if text in ("0", ""):
-        return 0.0
-    pos = 0
-    total = 0.0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != pos:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    if pos != len(text):
-        raise ValueError(f"invalid duration {text!r}")
-    return total
+    """A Go ``time.Duration`` string (``90s``, ``1m30s``, ``1.5h``) in seconds; empty is 0."""
+    return go_duration(text) if text.strip() else 0.0
 
 
 def _events(policy: Mapping[str, Any]) -> list[str]:

@@ -1,10 +1,18 @@
 """``allocate``: place pending tasks, gang by gang, topology first.
 
+Without an ``enqueue`` action in the configuration, allocate first admits every Pending
+PodGroup (Pending → Inqueue), as Volcano's allocate does: nothing else would.
+
 Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' job order
-(priority, then age). Pods with scheduling gates are never placed; a gang they keep below
-minMember is not tried and says so (``scheduling_gates``), as is a job with a pending pod
-asking for DRA resource claims (``dra_claims``) or with a PersistentVolumeClaim it cannot
-use yet (``volume_claims``). For each job:
+(priority, then age), queue by queue. **Minimum first**: a flat job (no topology, no
+partition) not yet ready gets only its minimum in the first round; the flat jobs ready with
+pods left (those just placed, and running gangs scaling up) get the rest in a second round,
+in the same order — so every gang gets its minimum before any gang gets more (Volcano puts a
+job that became ready back into its queue, behind the gangs not yet ready). Pods with
+scheduling gates are never placed; a gang they keep below minMember is not tried and says so
+(``scheduling_gates``), as is a job with a pending pod asking for DRA resource claims
+(``dra_claims``) or with a PersistentVolumeClaim it cannot use yet (``volume_claims``). For
+each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
@@ -57,6 +65,7 @@ from volcano_py.scheduler.actions.scheduling_gates import gated_fit
 from volcano_py.scheduler.actions.volume_claims import volume_fit
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
+from volcano_py.scheduler.api.task_info import TaskStatus
 from volcano_py.scheduler.api.wake_hints import NO_EVENTS
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
@@ -72,46 +81,80 @@ class AllocateAction:
     name = "allocate"
 
     def execute(self, ssn: Session) -> None:
-        """Try every schedulable job once, in job order."""
+        """Admit Pending jobs without ``enqueue``; every gang its minimum, then the rest."""
+        if "enqueue" not in ssn.actions:
+            admit_pending(ssn)
         jobs = [
             job
             for job in ssn.jobs.values()
             if job.phase in SCHEDULABLE_PHASES and (job.pending_tasks() or job.gated_tasks())
         ]
         reserved = nominated_nodes(ssn)
+        more: list[JobInfo] = []  # ready flat jobs with pods left: the second round
         for job in queue_ordered(ssn, jobs):
-            invalid = ssn.job_valid(job)
-            if invalid is not None:
-                ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
-                continue
-            # before the queue: no room helps a gated gang or one with DRA claims
-            waits = gated_fit(job) or claims_fit(job)
-            if waits is not None:
-                # only the job's own pods can lift these (a gate removed, a new pod): no
-                # cluster event un-parks it (``api/wake_hints.py``)
-                ssn.wake_hints.declare(waits.reason, NO_EVENTS)
-                ssn.job_fit[job.key] = waits
-                continue
-            refused = queue_refusal(ssn, job)
-            if refused is not None:
-                ssn.job_fit[job.key] = refused
-                continue
-            if not job.pending_tasks():  # only gated pods of a gang that is already met
-                continue
-            unusable = volume_fit(ssn, job)  # declares its own wake-up events
-            if unusable is not None:
-                ssn.job_fit[job.key] = unusable
-                continue
-            if job.topology_error:
-                ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
+            if not _may_try(ssn, job):
                 continue
             others = {n for uid, names in reserved.items() if uid != job.key for n in names}
             if job.has_sub_group_policy():
                 allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
             elif job.with_network_topology():
                 allocate_with_topology(ssn, job, others)
-            else:
-                allocate_without_topology(ssn, job, others)
+            elif _first_round(ssn, job, others):
+                more.append(job)
+        for job in queue_ordered(ssn, more):
+            refused = queue_refusal(ssn, job)  # the first round may have filled the queue
+            if refused is not None:
+                ssn.job_fit[job.key] = refused
+                continue
+            others = {n for uid, names in reserved.items() if uid != job.key for n in names}
+            allocate_without_topology(ssn, job, others)
+
+
+def _first_round(ssn: Session, job: JobInfo, reserved: set[str]) -> bool:
+    """A flat job's minimum; True when it is ready with pods left (for the second round)."""
+    if not ssn.job_ready(job):
+        committed = allocate_without_topology(ssn, job, reserved, until_ready=True)
+        if not committed:
+            return False
+    return any(t.status == TaskStatus.PENDING for t in job.tasks.values())
+
+
+def admit_pending(ssn: Session) -> None:
+    """Pending -> Inqueue for every readable job (Volcano's allocate when enqueue is off)."""
+    for job in ssn.jobs.values():
+        if job.phase == PodGroupPhase.PENDING and not job.invalid:
+            job.phase = PodGroupPhase.INQUEUE
+            log.debug("job %s: Pending -> Inqueue (no enqueue action configured)", job.key)
+
+
+def _may_try(ssn: Session, job: JobInfo) -> bool:
+    """Valid, its queue lets it in and its topology resolved; else why not in ``job_fit``."""
+    invalid = ssn.job_valid(job)
+    if invalid is not None:
+        ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
+        return False
+    # before the queue: no room helps a gated gang or one with DRA claims
+    waits = gated_fit(job) or claims_fit(job)
+    if waits is not None:
+        # only the job's own pods can lift these (a gate removed, a new pod): no
+        # cluster event un-parks it (``api/wake_hints.py``)
+        ssn.wake_hints.declare(waits.reason, NO_EVENTS)
+        ssn.job_fit[job.key] = waits
+        return False
+    refused = queue_refusal(ssn, job)
+    if refused is not None:
+        ssn.job_fit[job.key] = refused
+        return False
+    if not job.pending_tasks():  # only gated pods of a gang that is already met
+        return False
+    unusable = volume_fit(ssn, job)  # declares its own wake-up events
+    if unusable is not None:
+        ssn.job_fit[job.key] = unusable
+        return False
+    if job.topology_error:
+        ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
+        return False
+    return True
 
 
 def nominated_nodes(ssn: Session) -> dict[str, set[str]]:
@@ -125,18 +168,26 @@ def nominated_nodes(ssn: Session) -> dict[str, set[str]]:
 
 
 def allocate_without_topology(
-    ssn: Session, job: JobInfo, reserved: frozenset[str] | set[str] = frozenset()
+    ssn: Session,
+    job: JobInfo,
+    reserved: frozenset[str] | set[str] = frozenset(),
+    *,
+    until_ready: bool = False,
 ) -> bool:
-    """One trial over every node (but those reserved for others); True when committed."""
+    """One trial over every node (but those reserved for others); True when committed.
+
+    ``until_ready``: place only the gang's minimum (the first round); the pods left are
+    placed in the second round, and say nothing yet.
+    """
     stmt = ssn.statement()
     reasons: Counter[str] = Counter()
     nodes = ssn.node_list()
     if reserved:
         nodes = [n for n in nodes if n.name not in reserved]
-    place_tasks(ssn, stmt, job, nodes, reasons)
+    place_tasks(ssn, stmt, job, nodes, reasons, until_ready=until_ready)
     if ssn.job_ready(job):
         stmt.commit()
-        if job.pending_tasks():  # a running gang scaling up: the extra pods say why they wait
+        if not until_ready and job.pending_tasks():  # the extra pods say why they wait
             record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
         return True
     stmt.discard()

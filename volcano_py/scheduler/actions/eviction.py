@@ -1,7 +1,8 @@
 """The eviction engine shared by ``preempt`` and ``reclaim``: pick the cheapest domain.
 
-For one starving job (pending tasks, allocate could not place it, and not for a reason no
-freed room changes: gated pods, DRA claims, unusable volume claims):
+For one starving job (admitted — a Pending PodGroup never evicts —, pending tasks, allocate
+could not place it, and not for a reason no freed room changes: gated pods, DRA claims,
+unusable volume claims):
 
 - **Domains.** A topology job's candidate domains are the HyperNodes of its reach (tier
   within the hard bound, or the top for soft mode; under the highest allowed ancestor of its
@@ -33,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from volcano_py.api import JSON
+from volcano_py.api.constants import PodGroupPhase
 from volcano_py.metrics import EVICTION_TRANSACTIONS, PREEMPTION_ATTEMPTS, PREEMPTION_VICTIMS
 from volcano_py.scheduler.actions.allocate_sub_jobs import (
     _fresh_shape,
@@ -331,6 +333,7 @@ def evict_for_jobs(
         for job in ssn.jobs.values()
         if job.key in ssn.job_fit
         and ssn.job_fit[job.key].reason not in NO_ROOM_HELPS
+        and job.phase != PodGroupPhase.PENDING  # not admitted: never evicts (Volcano)
         and job.pending_tasks()
         and job.key not in ssn.nominations
         and ssn.job_valid(job) is None

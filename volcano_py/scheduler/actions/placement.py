@@ -67,11 +67,15 @@ def place_tasks(
     nodes: list[NodeInfo],
     reasons: Counter[str],
     sub_job: SubJobInfo | None = None,
+    *,
+    until_ready: bool = False,
 ) -> None:
     """Allocate as many pending tasks as fit on ``nodes``; stop when the gang cannot be met.
 
     With ``sub_job``: only its pending tasks, at most ``subGroupSize`` of them, stopping when
     the SubJob can no longer be ready; its allocated HyperNode follows the placed tasks too.
+    ``until_ready``: stop as soon as the job is ready (its minimum; the rest waits for every
+    other gang's minimum, ``allocate``'s minimum-first rounds).
     """
     gang: JobInfo | SubJobInfo = job if sub_job is None else sub_job
     pending = gang.pending_tasks()
@@ -107,6 +111,8 @@ def place_tasks(
             if sub_job is not None:
                 current = sub_job.allocated_hypernode
                 sub_job.allocated_hypernode = tree.lca(current, leaf) if current else leaf
+        if until_ready and ready >= need and ssn.job_ready(job):
+            break
     clock.observe()
 
 

@@ -24,6 +24,7 @@ from volcano_py.scheduler.api.sub_job_info import SubJobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.conf import PluginOption
 from volcano_py.scheduler.framework.interface import (
+    PERMIT,
     AllocatableFn,
     BatchNodeOrderFn,
     EventHandler,
@@ -73,12 +74,14 @@ class ExtensionPoints:
         """Empty points for a session configured with ``tiers``."""
         self.event_handlers: list[EventHandler] = []
         self._points = _Points()
+        self._permit_only: set[str] = set()
         self._tiers: list[list[PluginOption]] = [list(t) for t in tiers]
 
     def drop_functions(self) -> None:
         """Forget every registered function and handler (the session is closing)."""
         self.event_handlers = []
         self._points = _Points()
+        self._permit_only = set()
 
     # -- registration (snake_case of Volcano's AddXxxFn) -------------------------------------
 
@@ -149,10 +152,18 @@ class ExtensionPoints:
         if self._enabled(name, "allocatable"):
             self._points.allocatable[name] = fn
 
-    def add_job_enqueueable_fn(self, name: str, fn: JobEnqueueableFn) -> None:
-        """Register a vote on Pending jobs entering their queue."""
+    def add_job_enqueueable_fn(
+        self, name: str, fn: JobEnqueueableFn, *, permit_only: bool = False
+    ) -> None:
+        """Register a vote on Pending jobs entering their queue.
+
+        ``permit_only``: the function never rejects (``sla``): it does not count as a
+        resource check, so the registry's enqueue fallback still opens without one.
+        """
         if self._enabled(name, "job_enqueueable"):
             self._points.job_enqueueable[name] = fn
+            if permit_only:
+                self._permit_only.add(name)
 
     def add_job_enqueued_fn(self, name: str, fn: JobEnqueuedFn) -> None:
         """Register a callback for a job that entered its queue this cycle."""
@@ -275,11 +286,33 @@ class ExtensionPoints:
         return bool(self._points.allocatable)
 
     def job_enqueueable(self, job: JobInfo) -> str | None:
-        """None when no plugin rejects the job, else the first rejection's reason."""
-        for fn in self._points.job_enqueueable.values():
-            reason = fn(job)
-            if reason is not None:
-                return reason
+        """None when the job may enter, else the first rejection's reason.
+
+        Volcano's tiered vote: tier by tier, a rejection ends it (the job waits); a tier with
+        a permit and no rejection admits the job without asking the later tiers; a tier of
+        abstentions passes to the next. Functions outside the tiers (the registry's enqueue
+        fallback) vote last.
+        """
+        fns = self._points.job_enqueueable
+        asked: set[str] = set()
+        for tier in self._tiers:
+            permitted = False
+            for option in tier:
+                fn = fns.get(option.name)
+                if fn is None:
+                    continue
+                asked.add(option.name)
+                vote = fn(job)
+                if vote == PERMIT:
+                    permitted = True
+                elif vote is not None:
+                    return vote
+            if permitted:
+                return None
+        for name, fn in fns.items():
+            vote = None if name in asked else fn(job)
+            if vote:
+                return vote
         return None
 
     def job_enqueued(self, job: JobInfo) -> None:
@@ -289,8 +322,8 @@ class ExtensionPoints:
 
     @property
     def has_job_enqueueable_fns(self) -> bool:
-        """Whether any plugin votes on enqueue."""
-        return bool(self._points.job_enqueueable)
+        """Whether any plugin votes on enqueue with a resource check (one that can reject)."""
+        return any(name not in self._permit_only for name in self._points.job_enqueueable)
 
     def job_ready(self, job: JobInfo) -> bool:
         """Every readiness check passes."""

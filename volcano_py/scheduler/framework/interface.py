@@ -100,7 +100,10 @@ SubJobGradientFn = Callable[[JobInfo, SubJobInfo, HyperNodeInfo], list[list[Hype
 QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
 OverusedFn = Callable[[QueueInfo], bool]
 AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
-# a vote on a Pending job entering its queue: None abstains, else why not (Volcano's Permit/Reject)
+# a vote on a Pending job entering its queue (Volcano's Abstain/Permit/Reject): None abstains,
+# PERMIT permits (a tier with a permit and no reject admits, later tiers are not asked), any
+# other text rejects and says why
+PERMIT = ""
 JobEnqueueableFn = Callable[[JobInfo], str | None]
 JobEnqueuedFn = Callable[[JobInfo], None]
 # the candidates a plugin lets an eviction (preempt/reclaim) take

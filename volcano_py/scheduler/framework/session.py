@@ -17,6 +17,7 @@ mutate only through a ``Statement``; nothing here writes.
 from __future__ import annotations
 
 import logging
+import time
 
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -59,6 +60,11 @@ class Session(ExtensionPoints):
         committed tasks go to be bound at once (none: they are only listed in ``binds``).
         """
         self.notes = notes if notes is not None else ChangeLog()
+        # the configured actions: allocate admits Pending jobs itself when enqueue is not one
+        self.actions = conf.actions
+        # wall-clock seconds at the session's start, what creationTimestamps are compared to
+        # (the sla plugin's deadlines); tests set it
+        self.now = time.time()
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
         self.volumes = snapshot.volumes  # claims, PersistentVolumes, StorageClasses

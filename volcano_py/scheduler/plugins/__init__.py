@@ -14,6 +14,7 @@ from volcano_py.scheduler.plugins.overcommit import OvercommitFallback, Overcomm
 from volcano_py.scheduler.plugins.predicates import PredicatesPlugin
 from volcano_py.scheduler.plugins.priority import PriorityPlugin
 from volcano_py.scheduler.plugins.proportion import ProportionPlugin
+from volcano_py.scheduler.plugins.sla import SlaPlugin
 
 
 def register_builtin_plugins(registry: PluginRegistry) -> None:
@@ -30,6 +31,7 @@ def register_builtin_plugins(registry: PluginRegistry) -> None:
         BinpackPlugin,
         DrfPlugin,
         ConformancePlugin,
+        SlaPlugin,
     ):
         registry.register(plugin.name, plugin)
     registry.enqueue_fallback = OvercommitFallback
