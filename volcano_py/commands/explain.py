@@ -212,7 +212,9 @@ def explain(ssn: Session, job_key: str) -> JSON:
                 nodes[node.name]["scores"] = ssn.node_order_scores(task, node)
         for plugin, batch in ssn.batch_node_scores(task, feasible).items():
             for node in feasible:
-                nodes[node.name]["scores"][plugin] = batch.get(node.name, 0.0)
+                # a plugin may score per node and over all candidates (nodeorder): the sum
+                by_plugin = nodes[node.name]["scores"]
+                by_plugin[plugin] = by_plugin.get(plugin, 0.0) + batch.get(node.name, 0.0)
         for entry in nodes.values():
             entry["total"] = sum(entry["scores"].values()) if entry["feasible"] else None
         tasks[task.key] = {"nodes": nodes}

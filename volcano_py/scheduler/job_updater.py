@@ -110,7 +110,9 @@ class JobUpdater:
             # parked even while its new status is being written: the write's echo brings it
             # back once, to be parked again (a failed write: the next event or the limit)
             self._parked[job.key] = version
-            self._waits[job.key] = ssn.wake_hints.events_for(fit.reason)
+            hints = ssn.wake_hints
+            waits = hints.events_for(fit.reason) | hints.events_for_nodes(fit.node_reasons)
+            self._waits[job.key] = waits
             self._tell_pods(job, fit)
         elif not written and _settles(job):
             self._settled[job.key] = version

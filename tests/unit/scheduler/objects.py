@@ -124,8 +124,12 @@ def pod(
     affinity: JSON | None = None,
     labels: Mapping[str, str] | None = None,
     spec: Mapping[str, Any] | None = None,
+    topology_spread: Sequence[JSON] = (),
 ) -> JSON:
-    """A one-container Pod; ``spec``: further fields of its spec, set as given."""
+    """A one-container Pod; ``spec``: further fields of its spec, set as given.
+
+    ``topology_spread``: its ``topologySpreadConstraints``.
+    """
     extra = dict(spec or {})
     body: JSON = {
         "schedulerName": scheduler,
@@ -146,6 +150,8 @@ def pod(
         body["tolerations"] = list(tolerations)
     if affinity:
         body["affinity"] = affinity
+    if topology_spread:
+        body["topologySpreadConstraints"] = list(topology_spread)
     body.update(extra)
     annotations = {KUBE_GROUP_NAME_ANNOTATION: group} if group else {}
     return {

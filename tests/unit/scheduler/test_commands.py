@@ -97,6 +97,7 @@ def test_explain_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert entry["feasible"]
     assert entry["reason"] == ""
     assert set(entry["scores"]) == {"nodeorder", "network-topology-aware"}
+    assert entry["scores"]["nodeorder"] > 0  # its per-node score, not only its batch one
     assert entry["total"] == pytest.approx(sum(entry["scores"].values()))
 
 

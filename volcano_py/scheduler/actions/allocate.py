@@ -188,21 +188,26 @@ def allocate_without_topology(
     if ssn.job_ready(job):
         stmt.commit()
         if not until_ready and job.pending_tasks():  # the extra pods say why they wait
-            record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
+            record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons), reasons)
         return True
     stmt.discard()
-    record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons))
+    record_fit(ssn, job, nodes_message(len(ssn.nodes), reasons), reasons)
     return False
 
 
-def record_fit(ssn: Session, job: JobInfo, text: str) -> None:
-    """Why the job's pending tasks wait: a pod no node can hold first, then ``text``."""
+def record_fit(ssn: Session, job: JobInfo, text: str, reasons: Counter[str] | None = None) -> None:
+    """Why the job's pending tasks wait: a pod no node can hold first, then ``text``.
+
+    ``reasons``: the node-level reasons behind ``text`` (their wake-up hints add up).
+    """
     oversized = oversized_message(
         job.pending_tasks(), ssn.nodes.values(), ssn.largest_allocatable()
     )
     if oversized:
         text = f"{oversized}; {text}"
-    ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text)
+    ssn.job_fit[job.key] = JobFit(
+        NOT_ENOUGH_RESOURCES_REASON, gang_prefix(job) + text, frozenset(reasons or ())
+    )
 
 
 def allocate_with_topology(
@@ -263,10 +268,10 @@ def _record_topology_failure(ssn: Session, job: JobInfo, reasons: Counter[str]) 
         for report in reports:
             report.fragmented = False
         tiers = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
-        record_fit(ssn, job, f"{nodes_said.rstrip('.')}; {tiers}")
+        record_fit(ssn, job, f"{nodes_said.rstrip('.')}; {tiers}", reasons)
         return
     text = tiers_message(reports) if reports else "no HyperNode within the allowed tier"
     if reasons and all(r.fragmented for r in reports):
         # the reasons are those of the first task that found no node in its HyperNode
         text += "; " + nodes_said
-    record_fit(ssn, job, text)
+    record_fit(ssn, job, text, reasons)

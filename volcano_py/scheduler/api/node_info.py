@@ -25,6 +25,7 @@ class NodeInfo:
     """A node, its capacity and the tasks on it."""
 
     __slots__ = (
+        "affinity_pods",
         "allocatable",
         "generation",
         "idle",
@@ -52,6 +53,9 @@ class NodeInfo:
         self.pods = 0
         self.non_zero_used = (0, 0)  # (milli-cpu, memory), TaskInfo.non_zero summed
         self.ports: UsedPorts = {}  # host ports held by the occupying pods (api/host_ports)
+        # occupying tasks with inter-pod (anti-)affinity terms: nodes without any are skipped
+        # when an incoming pod looks for existing pods' terms (kube's PodsWithAffinity)
+        self.affinity_pods = 0
         self.generation = 0
         self.set_node(node)
 
@@ -80,6 +84,7 @@ class NodeInfo:
         self.tasks[task.key] = task
         if task.status in OCCUPYING:
             self.pods += 1
+            self.affinity_pods += task.pod_affinity
             self.used.add(task.resreq)
             self.idle.sub(task.resreq)
             cpu, memory = self.non_zero_used
@@ -97,6 +102,7 @@ class NodeInfo:
             return
         if old.status in OCCUPYING:
             self.pods -= 1
+            self.affinity_pods -= old.pod_affinity
             self.used.sub(old.resreq)
             self.idle.add(old.resreq)
             cpu, memory = self.non_zero_used
@@ -125,6 +131,7 @@ class NodeInfo:
         copy.pods = self.pods
         copy.non_zero_used = self.non_zero_used
         copy.ports = {k: dict(v) for k, v in self.ports.items()} if self.ports else {}
+        copy.affinity_pods = self.affinity_pods
         copy.generation = self.generation
         return copy
 

@@ -209,6 +209,8 @@ class TaskInfo:
         "node_name",
         "non_zero",
         "pod",
+        "pod_affinity",
+        "pod_constraints",
         "priority",
         "resreq",
         "status",
@@ -228,6 +230,11 @@ class TaskInfo:
         # non_zero: (milli-cpu, memory) as kube-scheduler's resource scores count them
         self.resreq, self.template, self.host_ports, self.non_zero = request_and_template(pod)
         self.node_name: str = spec.get("nodeName") or ""
+        affinity = spec.get("affinity") or {}
+        # kube-scheduler's PodInfo "with affinity": the inter-pod terms index nodes by it
+        self.pod_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        # what the inter-pod/spread checks must read (``plugins/podconstraints``)
+        self.pod_constraints = self.pod_affinity or bool(spec.get("topologySpreadConstraints"))
         self.status = pod_status(pod)
         self.priority: int = int(spec.get("priority") or 0)
         self.creation: str = meta.get("creationTimestamp") or ""

@@ -8,10 +8,12 @@ and left out of cycles until one of these happens:
 - **it changes itself**: its PodGroup or one of its pods (the cache's change counter, as for
   settled jobs);
 - **an event it waits for happens**: the cache reports cluster events (``ClusterEvent``: a
-  placed pod leaves its node, a bind is rolled back, a Node is added or changes what can
-  decide a fit, a HyperNode changes, another PodGroup's spec changes or one is deleted), and
-  each job is parked with the events that can change why it failed, declared beside the
-  check that failed (``api/wake_hints.py``; every event when none were declared);
+  placed pod leaves its node, a pod is placed or a placed pod relabelled (opt-in: only jobs
+  refused by inter-pod affinity or topology spread wait for it), a bind is rolled back, a
+  Node is added or changes what can decide a fit, a HyperNode changes, another PodGroup's
+  spec changes or one is deleted), and each job is parked with the events that can change
+  why it failed, declared beside the check that failed (``api/wake_hints.py``; every event
+  but the opt-in ones when none were declared);
 - **its queue or the configuration changes**: a Queue's spec or state changes, or the
   scheduler configuration is reloaded, unparks every job;
 - **``PARK_MAX_S`` passed** (30 s): a safety net for a change no event marks.
@@ -50,6 +52,19 @@ def frees(before: TaskInfo | None, after: TaskInfo | None) -> bool:
     if after is None or after.node_name != before.node_name:
         return True
     return after.status in _FREEING and before.status not in _FREEING
+
+
+def places(before: TaskInfo | None, after: TaskInfo | None) -> bool:
+    """Whether a pod's change puts it on a node, or changes a placed pod's labels."""
+    if after is None or not after.node_name or after.status not in OCCUPYING:
+        return False
+    if before is None or before.node_name != after.node_name or before.status not in OCCUPYING:
+        return True
+    return _labels(before) != _labels(after)
+
+
+def _labels(task: TaskInfo) -> object:
+    return (task.pod.get("metadata") or {}).get("labels")
 
 
 def node_fit(obj: JSON) -> tuple[object, ...]:
@@ -148,3 +163,5 @@ class ParkedJobs:
         """A pod's task went from ``before`` to ``after`` (None: none)."""
         if frees(before, after):
             self.event(ClusterEvent.POD_FREED)
+        if places(before, after):
+            self.event(ClusterEvent.POD_PLACED)

@@ -73,7 +73,7 @@ from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
 from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
-from volcano_py.scheduler.cache.parking import ParkedJobs
+from volcano_py.scheduler.cache.parking import ParkedJobs, places
 from volcano_py.scheduler.cache.snapshot import take_snapshot
 from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
 
@@ -295,7 +295,7 @@ class SchedulerCache:
             self._parked.pod_changed(before, after)
             if before is not None and before.job != (after.job if after else ""):
                 self._forget_implicit(before.job)
-        if _state(before) != _state(after):
+        if _state(before) != _state(after) or places(before, after):
             self.changed.set()
 
     def delete_pod(self, pod: JSON) -> None:
@@ -318,8 +318,10 @@ class SchedulerCache:
             if pod is None:
                 return
             self._assumed[key] = node
+            before = self._tasks.get(key)
             self._drop_task(key)
             self._add_task(key, pod)
+            self._parked.pod_changed(before, self._tasks.get(key))
 
     def forget(self, key: str) -> None:
         """Roll an assumed bind back: the pod is pending again."""

@@ -73,6 +73,8 @@ class JobFit:
 
     reason: str
     message: str
+    # the node-level predicate reasons behind the message (their wake-up hints add up)
+    node_reasons: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

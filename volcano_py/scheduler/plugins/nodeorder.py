@@ -8,6 +8,10 @@ default weights: ``leastrequested.weight`` (1), ``balancedresource.weight`` (1),
   them (``support/resource_scores.py``), so near ties break as Volcano's do;
 - preferred node affinity: matching preferred-term weight over the total weight, x 100.
 
+Preferred inter-pod affinity and ScheduleAnyway topology spread are scored over all the
+candidates at once (batch node order, ``podconstraints``), normalised as kube-scheduler does,
+weighted by ``podaffinity.weight`` (2) and ``podtopologyspread.weight`` (2).
+
 The score depends only on the node's state and the task's template, so it is cached by
 (template, node) and the node's generation.
 """
@@ -20,6 +24,7 @@ from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.podconstraints import PodScores, score_weights
 from volcano_py.scheduler.plugins.support.node_affinity import preferred_affinity_score
 from volcano_py.scheduler.plugins.support.resource_scores import (
     balanced_allocation,
@@ -47,10 +52,12 @@ class NodeOrderPlugin:
                 value = default
             self.weights[key] = value
         self._cache: dict[tuple[str, str], tuple[int, float]] = {}
+        self._pod_weights = score_weights(args)
 
     def on_session_open(self, ssn: Session) -> None:
-        """Register the node order function."""
+        """Register the node order function and the inter-pod/spread batch scores."""
         ssn.add_node_order_fn(self.name, self.score)
+        ssn.add_batch_node_order_fn(self.name, PodScores(ssn, self._pod_weights).scores)
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the cache."""

@@ -5,7 +5,8 @@ Checks, in order, with the Kubernetes scheduler's reasons: node Ready, not unsch
 (``api/host_ports``: against the node's bound pods and those allocated earlier in the
 session), pod count, resources (cpu, memory and every extended resource against the node's
 idle), then the node affinity and zone of the pod's bound PersistentVolumes
-(``support/volume_nodes.py``).
+(``support/volume_nodes.py``), then
+kube-scheduler's PodTopologySpread and InterPodAffinity filters (``podconstraints``).
 
 Everything but the pod count and resources depends only on the pod's template and the Node
 object, so it is cached per (task template, node object) for the session: the pods of a gang
@@ -21,6 +22,7 @@ from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.api.volumes import VolumeListing
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.podconstraints import PodFilters
 from volcano_py.scheduler.plugins.support.node_affinity import (
     selector_and_affinity_match,
     tolerates,
@@ -75,15 +77,18 @@ class PredicatesPlugin:
         self.args = args
         self._static: dict[tuple[str, str], tuple[object, str | None]] = {}
         self._volumes = VolumeListing()
+        self._pods: PodFilters | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the predicate."""
+        self._pods = PodFilters(ssn)
         ssn.add_predicate_fn(self.name, self.predicate)
         self._volumes = ssn.volumes
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the cache."""
+        """Drop the caches."""
         self._static = {}
+        self._pods = None
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> str | None:
         """None when the task fits the node, else the reason."""
@@ -98,5 +103,13 @@ class PredicatesPlugin:
             return host_ports.REASON
         reason = resource_reason(task, node)
         if reason is None and task.claims:
-            return volume_node_reason(task.namespace, task.claims, node, self._volumes)
+            reason = volume_node_reason(task.namespace, task.claims, node, self._volumes)
+        pods = self._pods
+        # a pod without terms, while no placed pod may hold any, has nothing more to check
+        if (
+            reason is None
+            and pods is not None
+            and (task.pod_constraints or pods.placed.with_affinity)
+        ):
+            reason = pods.reason(task, node)
         return reason
