@@ -12,6 +12,9 @@ the child's peak RSS (imports done before the clock starts).
    ``1..2`` and ``1..10**6``. Baseline: Volcano's loop over every integer tier (a dict per
    call, as the plugin did). Now: the plugin's closed form (``_tier_weight_sum``); the ratio
    far/near says whether the cost depends on the distance between tiers.
+3. **ufm** - a 50 MB UFM answer of empty objects (~16.7 M of them; issue 44). Baseline: the
+   whole body parsed by orjson and then counted (the loader before issue 44). Now: the
+   discoverer's reader (``iter_json_array``, one port at a time). Goal: peak RSS <= 200 MB.
 
 ``python -m bench hostile``.
 """
@@ -75,6 +78,49 @@ def case_tiers(kind: str, high: int) -> str:
     return f"{per_call * 1e6:.2f} us a call"
 
 
+UFM_BODY_BYTES = 50_000_000
+
+
+def ufm_body() -> bytearray:
+    """``[{},{},...]`` of ``UFM_BODY_BYTES``, built in place (no second copy)."""
+    body = bytearray(UFM_BODY_BYTES)
+    chunk = b"{}," * 300_000
+    pos = 1
+    while pos + len(chunk) < UFM_BODY_BYTES:
+        body[pos : pos + len(chunk)] = chunk
+        pos += len(chunk)
+    body[0:1], body[pos - 1 : pos] = b"[", b"]"
+    del body[pos:]
+    return body
+
+
+def case_ufm_before() -> str:
+    import orjson
+
+    try:
+        ports = orjson.loads(ufm_body())
+    except SystemError as e:  # orjson wraps the MemoryError it met
+        if isinstance(e.__cause__, MemoryError):
+            raise MemoryError from e
+        raise
+    return f"parsed {len(ports)} ports"
+
+
+def case_ufm_after() -> str:
+    from volcano_py.controllers.hypernode.config import DiscoveryConfig
+    from volcano_py.controllers.hypernode.discovery import DiscoveryContext, DiscoveryError
+    from volcano_py.controllers.hypernode.ufm import UFMDiscoverer
+    from volcano_py.kube.store import Store
+
+    entry = DiscoveryConfig("ufm", enabled=True, config={"endpoint": "ufm"})
+    discoverer = UFMDiscoverer(entry, DiscoveryContext(Store(), Store()))
+    try:
+        links = discoverer._links(ufm_body())
+    except DiscoveryError as e:
+        return f"refused: {e}"
+    return f"accepted {len(links)} links"
+
+
 CASES = {
     "bomb-before": case_bomb_before,
     "bomb-after": case_bomb_after,
@@ -82,6 +128,8 @@ CASES = {
     "tiers-before-far": lambda: case_tiers("before", 10**6),
     "tiers-after-near": lambda: case_tiers("after", 2),
     "tiers-after-far": lambda: case_tiers("after", 10**6),
+    "ufm-before": case_ufm_before,
+    "ufm-after": case_ufm_after,
 }
 
 
@@ -90,6 +138,7 @@ def child(name: str) -> None:
 
     importlib.import_module("volcano_py.scheduler.framework.conf")
     importlib.import_module("volcano_py.scheduler.plugins.network_topology_aware")
+    importlib.import_module("volcano_py.controllers.hypernode.ufm")
 
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
     started = time.perf_counter()

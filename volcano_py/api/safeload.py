@@ -19,6 +19,15 @@ Each source has ``Limits``:
   ``SCALAR_CHARS_PER_VALUE`` characters, so aliasing a big string is bounded too. Counted
   while composing, O(nodes in the text).
 
+JSON is counted before it is parsed: ``load_json`` refuses a text whose values pass
+``max_nodes`` before orjson builds any of them (``json_values``: a C-speed upper bound from
+the structural characters, and only when that bound passes the cap an exact, string-aware
+count that stops at the cap), so a 48 MB body of 16 M empty objects is refused at its bytes
+and never becomes 1.8 GB of dicts. ``iter_json_array`` goes further for a big list whose
+items are read one at a time (UFM's port list): each item is parsed alone, under
+``max_item_values``, and dropped by the caller once it has kept what it needs, so the memory
+is the body's bytes plus what the caller keeps.
+
 Over a cap, or not YAML/JSON at all, raises ``LoadError``: one line, at most
 ``MAX_MESSAGE`` characters, ``<source>[:<line>]: <what> (cap <n>)``, and never a value from
 the document. ``brief(value)`` gives a bounded ``repr`` for messages that must show a value.
@@ -26,6 +35,7 @@ the document. ``brief(value)`` gives a bounded ``repr`` for messages that must s
 
 from __future__ import annotations
 
+import re
 import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,9 +63,12 @@ class Limits:
 
 # A ConfigMap's data is at most 1 MiB (the API server's object limit); a conf file is no bigger.
 CONFIG_LIMITS = Limits(max_bytes=1 * MIB)
-# A UFM port list (JSON, no aliases): ~300 bytes and ~30 values a port; the body is read up
-# to the discoverer's own cap (``ufm.MAX_BODY_BYTES``, 100 MiB), which replaces max_bytes.
-UFM_LIMITS = Limits(max_bytes=100 * MIB, max_depth=16, max_aliases=0, max_nodes=16_000_000)
+# A UFM port list (JSON, no aliases): ~300 bytes and ~30 values a port, read one port at a
+# time (``iter_json_array``: max_nodes caps the ports, ``UFM_PORT_VALUES`` one port's values);
+# the body is read up to the discoverer's own cap (``ufm.MAX_BODY_BYTES``, 100 MiB), which
+# replaces max_bytes.
+UFM_LIMITS = Limits(max_bytes=100 * MIB, max_depth=16, max_aliases=0, max_nodes=1_000_000)
+UFM_PORT_VALUES = 4096
 # The CLI's cluster snapshots and manifests: the user's own files, large clusters included.
 FILE_LIMITS = Limits(max_bytes=512 * MIB, max_depth=128, max_aliases=4096, max_nodes=64_000_000)
 
@@ -168,7 +181,7 @@ def _children_size(node: Any) -> int:
     return 0
 
 
-def check_size(text: str | bytes, source: str, limits: Limits) -> None:
+def check_size(text: str | bytes | bytearray, source: str, limits: Limits) -> None:
     """``LoadError`` when ``text`` is over ``limits.max_bytes`` (without encoding a big str)."""
     size = len(text)  # bytes, or characters: at most 4 bytes each
     if isinstance(text, str) and size <= limits.max_bytes < size * 4:
@@ -205,9 +218,66 @@ def iter_yaml(text: str, source: str, limits: Limits) -> Iterator[Any]:
         loader.dispose()
 
 
-def load_json(data: str | bytes, source: str, limits: Limits) -> Any:
-    """A JSON document (orjson), size- and depth-checked; ``LoadError`` otherwise."""
+Text = str | bytes | bytearray
+
+# A JSON string, possessive so a long or unclosed one never backtracks.
+_STRING = rb'"(?:[^"\\]++|\\.)*+"'
+# Groups: 1 a string or an empty container (an empty container is counted by its parent's
+# , or : like any scalar); 2 , or : (a value after each); 3 an opening bracket (a non-empty
+# container); 4 a closing one.
+_COUNT = rb"(" + _STRING + rb"|[\[{]\s*+[\]}])|([,:])|([\[{])|([\]}])"
+_COUNT_BYTES = re.compile(_COUNT)
+_COUNT_STR = re.compile(_COUNT.decode())
+_STRUCTURAL = ",:[{"
+
+
+class TooDeep(ValueError):
+    """``json_values`` met more nesting than its ``max_depth``."""
+
+
+def json_values(data: Text, stop: int, max_depth: int | None = None) -> int:
+    """The values ``_check_json`` would count in JSON ``data``, counted without parsing it.
+
+    Above ``stop`` exactly when the values are; otherwise an upper bound of them. First the
+    bound from ``count`` (C speed, the characters inside strings included); only when it
+    passes ``stop`` the exact, string-aware count, which ends as soon as it passes ``stop``,
+    or raises ``TooDeep`` when it goes deeper than ``max_depth`` first.
+    """
+    if isinstance(data, str):
+        bound = 1 + sum(data.count(c) for c in _STRUCTURAL)
+    else:
+        bound = 1 + sum(data.count(c.encode()) for c in _STRUCTURAL)
+    if bound <= stop:
+        return bound
+    values = 1
+    depth = 1
+    deepest = max_depth if max_depth is not None else bound
+    pattern = _COUNT_STR if isinstance(data, str) else _COUNT_BYTES
+    for match in pattern.finditer(data):  # type: ignore[arg-type]
+        kind = match.lastindex
+        if kind == 4:
+            depth -= 1
+        elif kind != 1:
+            values += 1
+            if values > stop:
+                break
+            if kind == 3:
+                depth += 1
+                if depth > deepest:
+                    raise TooDeep(deepest)
+    return values
+
+
+def load_json(data: Text, source: str, limits: Limits) -> Any:
+    """A JSON document (orjson), size-, count- and depth-checked; ``LoadError`` otherwise."""
     check_size(data, source, limits)
+    try:
+        values = json_values(data, limits.max_nodes, limits.max_depth)
+    except TooDeep:
+        what = f"nested deeper than {limits.max_depth} levels (depth cap)"
+        raise LoadError(f"{source}: {what}", capped=True) from None
+    if values > limits.max_nodes:
+        raise LoadError(f"{source}: more than {limits.max_nodes} values (size cap)", capped=True)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -215,6 +285,108 @@ def load_json(data: str | bytes, source: str, limits: Limits) -> Any:
     if isinstance(value, dict | list):
         _check_json(value, source, limits)
     return value
+
+
+# One item of a list read by ``iter_json_array``: a scalar, or an object whose members are
+# scalars or containers of scalars (a UFM port). Anything deeper takes the token walk.
+_FLAT = rb"(?:[^\[\]{}\"]++|" + _STRING + rb")*+"
+_ITEM = re.compile(
+    rb"\s*+("
+    + rb"\{(?:[^\[\]{}\"]++|" + _STRING + rb"|\[" + _FLAT + rb"\]|\{" + _FLAT + rb"\})*+\}"
+    + rb"|" + _STRING
+    + rb"|[^\s,\[\]{}\"]++"
+    + rb")\s*+([,\]])"
+)  # fmt: skip
+_WALK = re.compile(_STRING + rb"|[\[\]{},:]")
+_SPACE = re.compile(rb"\s*+")
+
+
+def iter_json_array(
+    data: bytes | bytearray, source: str, limits: Limits, max_item_values: int
+) -> Iterator[Any]:
+    """The items of the JSON list ``data``, parsed one at a time (see the module docstring).
+
+    ``limits.max_nodes`` caps the items, ``max_item_values`` the values of one item, and
+    ``limits.max_depth`` its nesting; each is checked before the item is parsed. Raises
+    ``LoadError``: ``capped`` for a cap, not for a text that is not a JSON list.
+    """
+    check_size(data, source, limits)
+    view = memoryview(data)
+    pos = _skip_space(data, 0)
+    if data[pos : pos + 1] != b"[":
+        raise LoadError(f"{source}: invalid YAML/JSON: expected a JSON list")
+    pos = _skip_space(data, pos + 1)
+    if data[pos : pos + 1] == b"]":
+        _expect_end(data, pos + 1, source)
+        return
+    items = 0
+    while True:
+        items += 1
+        if items > limits.max_nodes:
+            raise LoadError(f"{source}: more than {limits.max_nodes} items (size cap)", capped=True)
+        match = _ITEM.match(data, pos)
+        if match is not None:
+            start, end, after = match.start(1), match.end(1), match.end()
+            closer = match.group(2)
+            if data.count(b",", start, end) + data.count(b":", start, end) >= max_item_values:
+                raise LoadError(
+                    f"{source}: item {items} holds more than {max_item_values} values (size cap)",
+                    capped=True,
+                )
+        else:
+            start = pos
+            end = _walk_item(data, pos, source, items, limits.max_depth - 1, max_item_values)
+            after = _skip_space(data, end)
+            closer = data[after : after + 1]
+            after += 1
+            if closer not in (b",", b"]"):
+                raise LoadError(
+                    f"{source}: invalid YAML/JSON: item {items} is not followed by , or ]"
+                )
+        try:
+            yield orjson.loads(view[start:end])
+        except orjson.JSONDecodeError as e:
+            raise LoadError(f"{source}: invalid YAML/JSON in item {items}: {e.msg}") from None
+        if closer == b"]":
+            _expect_end(data, after, source)
+            return
+        pos = after
+
+
+def _skip_space(data: bytes | bytearray, pos: int) -> int:
+    match = _SPACE.match(data, pos)
+    return pos if match is None else match.end()
+
+
+def _expect_end(data: bytes | bytearray, pos: int, source: str) -> None:
+    if _skip_space(data, pos) != len(data):
+        raise LoadError(f"{source}: invalid YAML/JSON: data after the list")
+
+
+def _walk_item(
+    data: bytes | bytearray, pos: int, source: str, item: int, max_depth: int, max_values: int
+) -> int:
+    """The end of the container item at ``pos``, counted token by token under the caps."""
+    depth = 0
+    values = 0
+    for match in _WALK.finditer(data, pos):
+        token = data[match.start()]
+        pos = match.end()
+        if token in b"[{":
+            depth += 1
+            if depth > max_depth:
+                what = f"item {item} is nested deeper than {max_depth} levels (depth cap)"
+                raise LoadError(f"{source}: {what}", capped=True)
+        elif token in b"]}":
+            depth -= 1
+        elif token in b",:":
+            values += 1
+            if values >= max_values:
+                what = f"item {item} holds more than {max_values} values (size cap)"
+                raise LoadError(f"{source}: {what}", capped=True)
+        if depth <= 0:
+            return pos
+    raise LoadError(f"{source}: invalid YAML/JSON: item {item} is not a complete value")
 
 
 def load_any(text: str, source: str, limits: Limits) -> list[Any]:

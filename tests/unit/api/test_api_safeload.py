@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
+import orjson
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +17,8 @@ from volcano_py.api.safeload import (
     Limits,
     LoadError,
     brief,
+    iter_json_array,
+    json_values,
     load_any,
     load_json,
     load_yaml,
@@ -40,7 +44,7 @@ SMALL = Limits(max_bytes=4096, max_depth=8, max_aliases=5, max_nodes=200)
     [
         (bomb(), CONFIG_LIMITS, "conf:6: expands to more than 100000 values (size cap)"),
         (bomb(levels=3, fanout=3), SMALL, "conf:3: more than 5 aliases (alias cap)"),
-        ("[" * 100_000, CONFIG_LIMITS, "conf:1: nested deeper than 64 levels (depth cap)"),
+        ("[" * 100_000, CONFIG_LIMITS, "conf: nested deeper than 64 levels (depth cap)"),
         ("a:\n" + "".join(" " * i + "b:\n" for i in range(1, 20)), SMALL,
          "conf:8: nested deeper than 8 levels (depth cap)"),
         ("x: " + "y" * 5000, SMALL, "conf: larger than 4096 bytes (size cap)"),
@@ -205,3 +209,88 @@ def test_loader_on_any_billion_laughs_refuses_or_loads_within_the_cap(
         load_any(text, "bomb", CONFIG_LIMITS)
     assert err.value.capped
     assert len(str(err.value)) <= MAX_MESSAGE
+
+
+# -- JSON is counted before it is parsed (issue 44) --------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=',:[]{}"\\ ab', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet='ab,:"', max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def exact_values(value: object) -> int:
+    """What ``_check_json`` counts: 1, plus per container its children (twice for a dict)."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + exact_values(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(exact_values(v) for v in value)
+    return 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=JSON_VALUES, spaced=st.booleans())
+def test_json_values_passes_a_stop_exactly_when_the_parsed_values_do(
+    value: object, spaced: bool
+) -> None:
+    text = json.dumps(value, indent=1 if spaced else None)
+    exact = exact_values(value)
+    for stop in (0, exact - 1, exact, exact + 50):
+        counted = json_values(text, stop)
+        assert (counted > stop) is (exact > stop), (text, stop, counted)
+        assert counted >= min(exact, stop + 1)
+        assert json_values(text.encode(), stop) == counted
+
+
+def test_load_json_refuses_values_over_the_cap_before_parsing_them() -> None:
+    body = b"[" + b"{}," * 1_000_000 + b"{}]"  # 3 MB; a million dicts would be ~70 MB
+    tracemalloc.start()
+    try:
+        with pytest.raises(LoadError, match=r"more than 100000 values \(size cap\)") as err:
+            load_json(body, "ufm", Limits(max_bytes=8 << 20))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err.value.capped
+    assert peak < len(body)
+
+
+LIST_LIMITS = Limits(max_bytes=1 << 20, max_depth=5, max_nodes=4)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=st.lists(JSON_VALUES, max_size=4), spaced=st.booleans())
+def test_iter_json_array_yields_what_orjson_parses(items: list[object], spaced: bool) -> None:
+    text = json.dumps(items, indent=1 if spaced else None).encode()
+    limits = Limits(max_bytes=1 << 20, max_depth=64, max_nodes=10)
+    assert list(iter_json_array(text, "ufm", limits, 1000)) == orjson.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "capped"),
+    [
+        (b"[" + b",".join([b"{}"] * 5) + b"]", "ufm: more than 4 items (size cap)", True),
+        (b'[{"a": [1, 2, 3, 4, 5, 6, 7, 8, 9]}]', "ufm: item 1 holds more than 8 values (size cap)",
+         True),
+        (b'[1, [[{"a": [1, 2, 3, 4, 5, 6, 7, 8, 9]}]]]',
+         "ufm: item 2 holds more than 8 values (size cap)", True),
+        (b'[[[[[["deep"]]]]]]', "ufm: item 1 is nested deeper than 4 levels (depth cap)", True),
+        (b'{"a": 1}', "ufm: invalid YAML/JSON: expected a JSON list", False),
+        (b"[1 2]", "ufm: invalid YAML/JSON: item 1 is not followed by , or ]", False),
+        (b"[1, [2", "ufm: invalid YAML/JSON: item 2 is not a complete value", False),
+        (b"[1] x", "ufm: invalid YAML/JSON: data after the list", False),
+    ],
+    ids=["items", "item-values", "deep-item-values", "item-depth", "not-a-list", "no-comma",
+         "cut-short", "trailing"],
+)  # fmt: skip
+def test_iter_json_array_refuses_an_item_before_parsing_it(
+    text: bytes, expected: str, capped: bool
+) -> None:
+    with pytest.raises(LoadError) as err:
+        list(iter_json_array(text, "ufm", LIST_LIMITS, 8))
+    assert str(err.value) == expected
+    assert err.value.capped is capped

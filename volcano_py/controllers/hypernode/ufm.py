@@ -15,17 +15,21 @@ Config::
         caFile: /etc/ufm/ca.crt               # ours: trust this CA bundle instead of the system's
         timeout: 30s                          # ours: the whole request, default 30s
 
-Each round is ``GET <endpoint>/ufmRest/resources/ports`` with HTTP basic auth (``username``
-and ``password`` from the Secret, re-read every round so a rotated password is picked up),
-capped at ``MAX_BODY_BYTES``. Only ports whose ``description`` contains ``Computer`` are
-used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf switches that
-share a node belong to one group (connected components); a group becomes the HyperNode
-``leaf-hn-<its smallest leaf switch name>`` (tier 1, the group's nodes; ``names.py`` makes
-the name safe and stable: a group keeps its name while its smallest switch stays, where
-Volcano numbers the groups ``leaf-hn-<i>`` and renames them all when one is added), and
-when there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode). A leaf
-HyperNode names all its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated), so
-the topology view can show the switches.
+Each round is ``GET <endpoint>/ufmRest/resources/ports`` with HTTP basic auth (``username`` and
+``password`` from the Secret, re-read every round so a rotated password is picked up), capped at
+``MAX_BODY_BYTES``. The body is read one port at a time (``safeload.iter_json_array`` under
+``UFM_LIMITS``: at most a million ports, 4,096 values a port) and only the ``(node, leaf
+switch)`` link of each computer port is kept, at most ``MAX_COMPUTER_PORTS`` of them, so a
+round's memory is the body's bytes plus those links whatever the body holds (a hostile 50 MB
+body peaks under 200 MB: ``bench hostile``). Only ports whose ``description`` contains
+``Computer`` are used: ``system_name`` is the node, ``peer_node_name`` its leaf switch. Leaf
+switches that share a node belong to one group (connected components); a group becomes the
+HyperNode ``leaf-hn-<its smallest leaf switch name>`` (tier 1, the group's nodes; ``names.py``
+makes the name safe and stable: a group keeps its name while its smallest switch stays, where
+Volcano numbers the groups ``leaf-hn-<i>`` and renames them all when one is added), and when
+there is at least one group ``spine-hn`` (tier 2, every leaf HyperNode). A leaf HyperNode names
+all its leaf switches in the ``UFM_LEAVES_ANNOTATION`` (comma-separated), so the topology view
+can show the switches.
 
 A missing endpoint or credentials refuse to start (``DiscovererStartError``). A round that
 fails (connection, timeout, HTTP status, a body that is not a port list, too large) is
@@ -38,11 +42,12 @@ from __future__ import annotations
 import base64
 import dataclasses
 import logging
+import re
 import socket
 import ssl
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -56,7 +61,7 @@ from volcano_py.api.constants import (
     UFM_LEAVES_ANNOTATION,
     UFM_PORTS_PATH,
 )
-from volcano_py.api.safeload import UFM_LIMITS, LoadError, brief, load_json
+from volcano_py.api.safeload import UFM_LIMITS, UFM_PORT_VALUES, LoadError, brief, iter_json_array
 from volcano_py.controllers.hypernode.config import ConfigError, DiscoveryConfig, parse_duration
 from volcano_py.controllers.hypernode.discovery import (
     DiscovererStartError,
@@ -71,23 +76,41 @@ log = logging.getLogger(__name__)
 
 
 MAX_BODY_BYTES = 100 << 20
+# Computer ports kept from one answer: 8 HCAs on each of 25,000 nodes; ~40 MB of links.
+MAX_COMPUTER_PORTS = 200_000
 DEFAULT_TIMEOUT_S = 30.0
 _CHUNK = 1 << 16
+_FIRST = re.compile(rb"\s*+(.)", re.DOTALL)
+_NOT_A_LIST = {b"{": "object", b'"': "string"}
 
 
-def leaf_groups(ports: list[Any]) -> list[tuple[list[str], list[str]]]:
+Link = tuple[str, str]  # (node, leaf switch) of one computer port
+
+
+def computer_link(port: Any) -> Link | None:
+    """``(system_name, peer_node_name)`` of a computer port; ``None`` for any other item."""
+    if not isinstance(port, Mapping):
+        return None
+    description = port.get("description")
+    if not isinstance(description, str) or "Computer" not in description:
+        return None
+    node, leaf = port.get("system_name"), port.get("peer_node_name")
+    if not isinstance(node, str) or not isinstance(leaf, str) or not node or not leaf:
+        return None
+    return node, leaf
+
+
+def leaf_groups(ports: Iterable[Any]) -> list[tuple[list[str], list[str]]]:
     """``(leaf switches, nodes)`` per connected group of leaves, numbered as documented."""
+    links = (computer_link(port) for port in ports)
+    return link_groups(link for link in links if link is not None)
+
+
+def link_groups(links: Iterable[Link]) -> list[tuple[list[str], list[str]]]:
+    """``leaf_groups`` of the computer ports' links."""
     leaf_nodes: dict[str, set[str]] = defaultdict(set)
     node_leaves: dict[str, set[str]] = defaultdict(set)
-    for port in ports:
-        if not isinstance(port, Mapping):
-            continue
-        description = port.get("description")
-        if not isinstance(description, str) or "Computer" not in description:
-            continue
-        node, leaf = port.get("system_name"), port.get("peer_node_name")
-        if not isinstance(node, str) or not isinstance(leaf, str) or not node or not leaf:
-            continue
+    for node, leaf in links:
         leaf_nodes[leaf].add(node)
         node_leaves[node].add(leaf)
     groups: list[tuple[list[str], list[str]]] = []
@@ -112,11 +135,16 @@ def leaf_groups(ports: list[Any]) -> list[tuple[list[str], list[str]]]:
     return groups
 
 
-def ufm_hypernodes(ports: list[Any]) -> list[JSON]:
+def ufm_hypernodes(ports: Iterable[Any]) -> list[JSON]:
     """The HyperNodes a UFM port list stands for (see the module docstring)."""
+    return link_hypernodes(link for port in ports if (link := computer_link(port)) is not None)
+
+
+def link_hypernodes(links: Iterable[Link]) -> list[JSON]:
+    """``ufm_hypernodes`` of the computer ports' links."""
     hypernodes: list[JSON] = []
     leaf_names: list[str] = []
-    for leaves, nodes in leaf_groups(ports):
+    for leaves, nodes in link_groups(links):
         name = stable_name("leaf-hn", [leaves[0]], f"{UFM_DISCOVERER}\x00leaf\x00{leaves[0]}")
         leaf_names.append(name)
         hypernode = _hypernode(name, 1, "Node", nodes)
@@ -254,8 +282,8 @@ class UFMDiscoverer(PeriodicDiscoverer):
                 self._pool = urllib3.PoolManager(ssl_context=context, retries=False)
         return self._pool
 
-    def fetch_ports(self) -> list[Any]:
-        """GET the port list.
+    def fetch_links(self) -> list[Link]:
+        """GET the port list; the ``(node, leaf switch)`` link of each computer port in it.
 
         Raises:
             DiscoveryError: a message naming what failed (never the credentials).
@@ -296,40 +324,50 @@ class UFMDiscoverer(PeriodicDiscoverer):
             response.close()  # the body is unread or cut short: do not reuse this connection
             raise
         response.release_conn()
-        try:
-            limits = dataclasses.replace(UFM_LIMITS, max_bytes=self.max_body_bytes)
-            ports = load_json(body, f"ufm: GET {self.url}", limits)
-        except LoadError as e:
-            reason = str(e) if e.capped else f"ufm: GET {self.url} did not return JSON"
-            raise DiscoveryError(reason) from None
-        if not isinstance(ports, list):
-            raise DiscoveryError(
-                f"ufm: GET {self.url} returned a JSON {type(ports).__name__}, not a port list"
-            )
-        return ports
+        return self._links(body)
 
-    def _read_capped(self, response: urllib3.BaseHTTPResponse) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
+    def _links(self, body: bytearray) -> list[Link]:
+        source = f"ufm: GET {self.url}"
+        links: list[Link] = []
+        try:
+            first = _FIRST.match(body)
+            kind = _NOT_A_LIST.get(first.group(1) if first else b"")
+            if kind is not None:
+                raise DiscoveryError(f"{source} returned a JSON {kind}, not a port list")
+            limits = dataclasses.replace(UFM_LIMITS, max_bytes=self.max_body_bytes)
+            for port in iter_json_array(body, source, limits, UFM_PORT_VALUES):
+                link = computer_link(port)
+                if link is None:
+                    continue
+                if len(links) == MAX_COMPUTER_PORTS:
+                    raise DiscoveryError(
+                        f"{source}: more than {MAX_COMPUTER_PORTS} computer ports (size cap)"
+                    )
+                links.append(link)
+        except LoadError as e:
+            raise DiscoveryError(str(e) if e.capped else f"{source} did not return JSON") from None
+        return links
+
+    def _read_capped(self, response: urllib3.BaseHTTPResponse) -> bytearray:
+        body = bytearray()  # one buffer: no list of chunks joined into a second copy
         try:
             for chunk in response.stream(_CHUNK):
-                size += len(chunk)
-                if size > self.max_body_bytes:
+                if len(body) + len(chunk) > self.max_body_bytes:
                     raise DiscoveryError(
                         f"ufm: GET {self.url} returned more than {self.max_body_bytes} bytes"
                     )
-                chunks.append(chunk)
+                body += chunk
         except urllib3.exceptions.HTTPError as e:
             raise DiscoveryError(f"ufm: reading {self.url} failed: {_describe(e)}") from None
-        return b"".join(chunks)
+        return body
 
     def discover(self) -> list[JSON]:
-        """One round: fetch the ports, build the HyperNodes."""
-        ports = self.fetch_ports()
-        hypernodes = ufm_hypernodes(ports)
+        """One round: fetch the computer ports' links, build the HyperNodes."""
+        links = self.fetch_links()
+        hypernodes = link_hypernodes(links)
         log.info(
-            "discovery source ufm: %d ports, %d leaf groups",
-            len(ports),
+            "discovery source ufm: %d computer ports, %d leaf groups",
+            len(links),
             max(0, len(hypernodes) - 1),
         )
         return hypernodes

@@ -3,6 +3,8 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,7 +276,7 @@ def test_ufm_over_plain_http_warns_every_round(caplog: pytest.LogCaptureFixture)
     d._pool = Down()  # type: ignore[assignment]
     for _ in range(2):
         with pytest.raises(DiscoveryError):
-            d.fetch_ports()
+            d.fetch_links()
     warned = [r for r in caplog.records if "unencrypted" in r.getMessage()]
     assert len(warned) == 2
     assert all("hunter2" not in r.getMessage() for r in caplog.records)
@@ -294,3 +296,58 @@ def test_ufm_leaf_names_of_unsafe_switch_names_are_hashed_and_distinct() -> None
     assert names[0].startswith("leaf-hn-leaf-a-")
     assert len(names[0]) == len("leaf-hn-leaf-a-") + 8
     assert names[1] == "leaf-hn-leaf-a"
+
+
+HOSTILE = """
+import resource, sys
+from volcano_py.controllers.hypernode.discovery import DiscoveryError
+from tests.unit.controllers.hypernode.test_hn_ufm import discoverer
+
+item, size = sys.argv[1].encode(), 50_000_000
+body = bytearray(size)
+body[0:1] = b"["
+chunk = item * (1_000_000 // len(item))
+pos = 1
+while pos + len(chunk) < size - 1:
+    body[pos : pos + len(chunk)] = chunk
+    pos += len(chunk)
+body[pos - 1 : pos] = b"]"
+del body[pos:]
+try:
+    discoverer({"endpoint": "ufm"})._links(body)
+    print("accepted")
+except DiscoveryError as e:
+    print(e)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+@pytest.mark.timeout(120)  # a hang guard: the verdict is the refusal and the child's memory
+@pytest.mark.parametrize(
+    ("item", "refusal"),
+    [
+        ("{},", "more than 1000000 items (size cap)"),
+        ('{"description":"Computer","system_name":"n","peer_node_name":"l"},',
+         "more than 200000 computer ports (size cap)"),
+        ('"' + "x" * 40 + '",', "more than 1000000 items (size cap)"),
+    ],
+    ids=["empty-objects", "computer-ports", "strings"],
+)  # fmt: skip
+def test_ufm_refuses_a_hostile_50mb_body_with_a_peak_under_200mb(item: str, refusal: str) -> None:
+    root = Path(__file__).resolve().parents[4]
+    done = subprocess.run(
+        [sys.executable, "-c", HOSTILE, item], capture_output=True, text=True, cwd=root, check=True
+    )
+    message, peak_mb = done.stdout.strip().splitlines()
+    assert refusal in message
+    assert int(peak_mb) <= 200
+
+
+def test_ufm_reads_ports_one_at_a_time_and_keeps_only_computer_links() -> None:
+    ports = [port("n1", "l1"), port("n2", "l1", description="Switch"), {"nested": [[{"a": 1}]]}, 7]
+    body = bytearray(json.dumps(ports).encode())
+    assert discoverer({"endpoint": "ufm"})._links(body) == [("n1", "l1")]
+    with pytest.raises(DiscoveryError, match="returned a JSON object, not a port list"):
+        discoverer({"endpoint": "ufm"})._links(bytearray(b' {"ports": []}'))
+    with pytest.raises(DiscoveryError, match="did not return JSON"):
+        discoverer({"endpoint": "ufm"})._links(bytearray(b"<html>"))
