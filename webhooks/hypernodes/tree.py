@@ -31,12 +31,14 @@ select the existing HyperNode names they match (RE2, unanchored, like the schedu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import builtins
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from volcano_py.api.constants import NETWORK_TOPOLOGY_SOURCE_LABEL
 from volcano_py.api.regex import re2_search
+from volcano_py.kube.store import Store
 
 HYPERNODE = "HyperNode"
 JSON = Mapping[str, Any]
@@ -54,23 +56,56 @@ class HyperNodeLister(Protocol):
         ...
 
 
+class Names(Protocol):
+    """The names of the HyperNodes stored (a dict of them, or a ``Store``)."""
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, key: object) -> bool: ...
+
+
 class StaticLister:
-    """A ``HyperNodeLister`` over a fixed list of objects (files, tests)."""
+    """A ``HyperNodeLister`` over a fixed list of objects (files, tests).
+
+    A ``Store`` underneath, so the validator can keep the tree indexes on it
+    (``treeindex.py``) as it does on the informer's.
+    """
 
     def __init__(self, objects: Iterable[JSON] = ()) -> None:
-        self._items = {_name(o): o for o in objects if _name(o)}
+        self._store = Store()
+        for obj in objects:
+            if name_of(obj):
+                self.put(obj)
 
     def get(self, key: str) -> JSON | None:
         """The object named ``key``."""
-        return self._items.get(key)
+        return self._store.get(key)
 
-    def list(self) -> list[JSON]:
+    def list(self) -> Sequence[JSON]:
         """All objects."""
-        return list(self._items.values())
+        return self._store.list()
+
+    def list_keys(self) -> builtins.list[str]:
+        """All names."""
+        return self._store.list_keys()
+
+    def index_keys(self, index: str, value: str) -> builtins.list[str]:
+        """The names an index holds under ``value`` (``Store.index_keys``)."""
+        return self._store.index_keys(index, value)
+
+    def add_indexers(self, indexers: dict[str, Callable[[JSON], Iterable[str]]]) -> None:
+        """``Store.add_indexers``."""
+        self._store.add_indexers(indexers)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
 
     def put(self, obj: JSON) -> None:
         """Add or replace ``obj`` (``volcano-py validate`` adds each allowed object)."""
-        self._items[_name(obj)] = obj
+        self._store.put(name_of(obj), obj)  # type: ignore[arg-type]
 
 
 @dataclass(slots=True)
@@ -82,34 +117,65 @@ class TreeResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Selector:
+class Selector:
+    """One ``HyperNode``-type member: an exact name or a pattern."""
+
     exact: str | None
     pattern: str | None
 
 
+class TreeGraph(Protocol):
+    """Parent -> child edges among the HyperNodes, the object under review in place of its own.
+
+    The walk below (``_Graph``) or the informer's indexes (``treeindex.py``).
+    """
+
+    def get(self, name: str) -> JSON | None:
+        """The HyperNode named ``name`` in the graph, or None."""
+        ...
+
+    def children(self, name: str) -> list[str]:
+        """The names ``name``'s ``HyperNode``-type members select, sorted."""
+        ...
+
+    def cycle_through(self, start: str) -> list[str]:
+        """A path ``start -> ... -> start``, or empty when ``start`` is not on a cycle."""
+        ...
+
+    def parents_of(self, targets: set[str]) -> dict[str, set[str]]:
+        """For each name in ``targets``, the HyperNodes that select it."""
+        ...
+
+
 def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
-    """Run the tree checks for ``obj`` against the HyperNodes ``lister`` holds."""
+    """Run the tree checks for ``obj`` against the HyperNodes ``lister`` holds (a walk)."""
     result = TreeResult()
-    name = _name(obj)
-    for i, member in _members(obj):
-        selector = member.get("selector")
-        if isinstance(selector, Mapping) and "labelMatch" in selector:
-            result.denial = (
-                f'HyperNode "{name}": spec.members[{i}] is of type HyperNode but uses '
-                "labelMatch, which only selects Nodes; select the member HyperNode by "
-                "exactMatch or regexMatch"
-            )
-            return result
+    name = name_of(obj)
+    result.denial = label_match_denial(obj)
+    if result.denial is not None:
+        return result
     universe: dict[str, JSON] = {}
     if lister is not None:
         for other in lister.list():
-            other_name = _name(other)
+            other_name = name_of(other)
             if other_name and other_name != name:
                 universe[other_name] = other
-    _forget_deleted(universe)
+    forget_deleted(universe)
+    if node_claims(obj, universe, result):
+        return result
+    universe[name] = obj
+    return graph_checks(obj, _Graph(universe, sorted(universe)), result)
+
+
+def node_claims(obj: JSON, others: Mapping[str, JSON], result: TreeResult) -> bool:
+    """Check ``obj``'s Node members against ``others``' (warnings, denial); True if denied.
+
+    ``others`` may be just the HyperNodes that can matter (``treeindex.py``): those that
+    claim one of ``obj``'s exact nodes, and those with a fuzzy Node member.
+    """
     own_nodes = node_selectors(obj, stored=False)
     if own_nodes.exact or own_nodes.patterns or own_nodes.labels or own_nodes.expressions:
-        claim = _node_overlaps(name, own_nodes, universe, result.warnings, _discovered(obj))
+        claim = _node_overlaps(name_of(obj), own_nodes, others, result.warnings, _discovered(obj))
         if claim and _discovered(obj):
             # A discoverer moves nodes between its leaves in several writes (two leaves may
             # even swap nodes); refusing one write could wedge it. The scheduler quarantines
@@ -117,14 +183,16 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             result.warnings.append(claim)
         elif claim:
             result.denial = claim
-            return result
-    universe[name] = obj
-    names = sorted(universe)
-    graph = _Graph(universe, names)
+            return True
+    return False
 
+
+def graph_checks(obj: JSON, graph: TreeGraph, result: TreeResult) -> TreeResult:
+    """Missing members (warnings), cycle, second parent and tiers of ``obj`` in ``graph``."""
+    name = name_of(obj)
     children = graph.children(name)
-    for child in sorted(children):
-        if child not in universe:
+    for child in children:
+        if graph.get(child) is None:
             result.warnings.append(
                 f'member HyperNode "{child}" of HyperNode "{name}" does not exist yet; '
                 "it joins the tree when it is created"
@@ -134,7 +202,7 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
         result.denial = f'HyperNode "{name}" would form a cycle: ' + " -> ".join(cycle)
         return result
     parents_of = graph.parents_of(set(children) | {name})
-    for child in sorted(children):
+    for child in children:
         others = sorted(p for p in parents_of.get(child, ()) if p != name)
         if others:
             result.denial = (
@@ -151,8 +219,9 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
         )
         return result
     tier = _tier(obj)
-    for child in sorted(children):
-        child_tier = _tier(universe[child]) if child in universe else None
+    for child in children:
+        stored = graph.get(child)
+        child_tier = _tier(stored) if stored is not None else None
         if tier is not None and child_tier is not None and child_tier >= tier:
             result.denial = (
                 f'member HyperNode "{child}" (tier {child_tier}) of HyperNode "{name}" '
@@ -160,7 +229,8 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             )
             return result
     for parent in own_parents:
-        parent_tier = _tier(universe[parent])
+        parent_obj = graph.get(parent)
+        parent_tier = _tier(parent_obj) if parent_obj is not None else None
         if tier is not None and parent_tier is not None and parent_tier <= tier:
             result.denial = (
                 f'HyperNode "{name}" (tier {tier}) must have a lower tier than its parent '
@@ -168,6 +238,19 @@ def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
             )
             return result
     return result
+
+
+def label_match_denial(obj: JSON) -> str | None:
+    """The denial for a ``HyperNode``-type member selected by ``labelMatch``, if any."""
+    for i, member in _members(obj):
+        selector = member.get("selector")
+        if isinstance(selector, Mapping) and "labelMatch" in selector:
+            return (
+                f'HyperNode "{name_of(obj)}": spec.members[{i}] is of type HyperNode but uses '
+                "labelMatch, which only selects Nodes; select the member HyperNode by "
+                "exactMatch or regexMatch"
+            )
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +275,7 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
     """
     meta = obj.get("metadata")
     version = meta.get("resourceVersion") if stored and isinstance(meta, Mapping) else None
-    name = _name(obj)
+    name = name_of(obj)
     if version is not None:
         cached = _NODE_SELECTORS.get(name)
         if cached is not None and cached[0] == version:
@@ -227,7 +310,7 @@ def node_selectors(obj: JSON, *, stored: bool = True) -> NodeSelectors:
     return found
 
 
-def _forget_deleted(names: Mapping[str, Any]) -> None:
+def forget_deleted(names: Names) -> None:
     """Drop cached selectors of HyperNodes no longer stored (deleted names pile up otherwise).
 
     Every webhook thread shares ``_NODE_SELECTORS``: the keys are copied in one C call (atomic
@@ -319,9 +402,12 @@ class _Graph:
         self._names = names
         self._children: dict[str, list[str]] = {}
 
-    def selectors(self, name: str) -> list[_Selector]:
+    def get(self, name: str) -> JSON | None:
+        return self._universe.get(name)
+
+    def selectors(self, name: str) -> list[Selector]:
         obj = self._universe.get(name)
-        return _selectors(obj) if obj is not None else []
+        return selectors(obj) if obj is not None else []
 
     def children(self, name: str) -> list[str]:
         found = self._children.get(name)
@@ -364,7 +450,8 @@ class _Graph:
         return parents
 
 
-def _selectors(obj: JSON) -> list[_Selector]:
+def selectors(obj: JSON) -> list[Selector]:
+    """``obj``'s ``HyperNode``-type members by exactMatch (a name) or regexMatch (a pattern)."""
     out = []
     for _, member in _members(obj):
         selector = member.get("selector")
@@ -373,9 +460,9 @@ def _selectors(obj: JSON) -> list[_Selector]:
         exact = selector.get("exactMatch")
         regex = selector.get("regexMatch")
         if isinstance(exact, Mapping) and isinstance(exact.get("name"), str) and exact["name"]:
-            out.append(_Selector(exact["name"], None))
+            out.append(Selector(exact["name"], None))
         elif isinstance(regex, Mapping) and isinstance(regex.get("pattern"), str):
-            out.append(_Selector(None, regex["pattern"]))
+            out.append(Selector(None, regex["pattern"]))
     return out
 
 
@@ -397,7 +484,8 @@ def _discovered(obj: JSON) -> bool:
     return isinstance(labels, Mapping) and bool(labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL))
 
 
-def _name(obj: Any) -> str:
+def name_of(obj: Any) -> str:
+    """``metadata.name``, or "" when it is missing or not a string."""
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     name = meta.get("name") if isinstance(meta, Mapping) else None
     return name if isinstance(name, str) else ""

@@ -12,7 +12,8 @@ Stages, in order; the first that denies gives the message:
    selector (operator ``In``/``NotIn``/``Exists``/``DoesNotExist``, qualified-name keys, label
    values), in the API server's words for ``metav1.LabelSelector``.
 3. ``tree`` - second parent, cycle, tiers, labelMatch on HyperNode members (``tree.py``);
-   missing member HyperNodes give warnings.
+   missing member HyperNodes give warnings. Read from the lister's tree indexes
+   (``treeindex.py``, added to the store here) when it can hold them, else a walk.
 
 Memos, all on values (so a hit gives exactly what evaluating would): per member, the
 per-member rules' outcomes keyed by its canonical JSON (``MEMO_LIMIT``); per whole
@@ -44,6 +45,7 @@ from volcano_py.kube.memo import GenerationMemo
 from webhooks.hypernodes import cel
 from webhooks.hypernodes.schema import SchemaChecker, join_causes
 from webhooks.hypernodes.tree import HyperNodeLister, check_tree
+from webhooks.hypernodes.treeindex import add_tree_indexes, check_tree_indexed
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +150,8 @@ class HyperNodeValidator:
     ) -> None:
         """``compiled=False``: every CEL expression on celpy's interpreter (for comparisons)."""
         self.lister = lister
+        # the tree checks read the informer's indexes (treeindex.py); a plain lister is walked
+        self._indexed = lister is not None and add_tree_indexes(lister)
         self.policy = cel.load_policy(policy_path, compiled=compiled)
         self._schema = schema if schema is not None else SchemaChecker(compiled=compiled)
         self._check_schema = check_schema
@@ -185,7 +189,10 @@ class HyperNodeValidator:
             return denial
         if known is not None and known.re2 is not None:
             return known.re2
-        tree = check_tree(obj, self.lister)
+        if self._indexed:
+            tree = check_tree_indexed(obj, self.lister)  # type: ignore[arg-type]
+        else:
+            tree = check_tree(obj, self.lister)
         if tree.denial is not None:
             return Verdict(False, tree.denial, "tree", "Forbidden", tuple(tree.warnings))
         return Verdict(True, warnings=tuple(tree.warnings))

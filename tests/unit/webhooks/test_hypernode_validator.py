@@ -381,7 +381,7 @@ def test_pruning_the_selector_cache_survives_an_insert_from_another_thread(
             tree._NODE_SELECTORS[f"new-{Racing.inserted}"] = stale["gone-0"]
             return super().__contains__(key)
 
-    tree._forget_deleted(Racing({"kept": {}}))
+    tree.forget_deleted(Racing({"kept": {}}))
     assert Racing.inserted == 100
     assert not any(name.startswith("gone-") for name in tree._NODE_SELECTORS)
 
