@@ -8,7 +8,8 @@ The one mock in the hypernode integration tests (a UFM appliance cannot run here
 - ``500``: HTTP 500 with a short body;
 - ``garbage``: HTTP 200 with a body that is not JSON;
 - ``hang``: accepts the request and never answers (until the server is closed);
-- ``wrong-password``: expects a different password, so the client gets 401.
+- ``wrong-password``: expects a different password, so the client gets 401;
+- ``hostile``: HTTP 200 with 47.7 MB of empty objects (``hostile_body``).
 
 Use as a context manager; ``mode`` may be changed at any time; ``requests`` counts requests.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import ipaddress
 import json
 import ssl
@@ -69,6 +71,12 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_file, key_file
 
 
+@functools.cache
+def hostile_body() -> bytes:
+    """47.7 MB of 15.9 M empty objects: the body that took the worker to 1.8 GB (issue 44)."""
+    return b"[" + b"{}," * 15_900_000 + b"{}]"
+
+
 class UFMStandIn:
     def __init__(
         self, username: str = "admin", password: str = "s3cr3t-Pa55", ports: Any = None
@@ -112,6 +120,8 @@ class UFMStandIn:
                     self._answer(500, b"Internal Server Error")
                 elif mode == "garbage":
                     self._answer(200, b"<html>this is not the port list</html>")
+                elif mode == "hostile":
+                    self._answer(200, hostile_body())
                 else:
                     self._answer(200, json.dumps(standin.ports).encode())
 

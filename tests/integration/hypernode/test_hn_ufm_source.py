@@ -140,6 +140,27 @@ def test_ufm_source_discovers_groups_and_failures_delete_nothing(
     assert any("HTTP 401" in r.getMessage() for r in caplog.records)
 
 
+def test_ufm_source_refuses_a_hostile_body_by_its_cap_and_deletes_nothing(
+    client: KubeClient, namespace: str, controller_runner
+) -> None:
+    with UFMStandIn() as standin:
+        create_secret(client, namespace, standin)
+        text = ufm_config(standin, namespace).replace("timeout: 2s", "timeout: 60s")
+        put_configmap(client, namespace, text)
+        controller_runner()
+        wait_until(lambda: set(discovered(client, "ufm")) == set(EXPECTED), what="the groups")
+        standin.mode = "hostile"
+        wait_until(
+            lambda: all(
+                (c := stale(h)) is not None and "more than 1000000 items (size cap)" in c["message"]
+                for h in discovered(client, "ufm").values()
+            ),
+            timeout=90,
+            what="the DiscoveryStale condition naming the cap",
+        )
+        assert set(discovered(client, "ufm")) == set(EXPECTED), "HyperNodes were deleted"
+
+
 def test_ufm_source_with_verification_on_refuses_an_untrusted_certificate(
     client: KubeClient, namespace: str, controller_runner
 ) -> None:
