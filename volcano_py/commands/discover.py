@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -140,7 +140,7 @@ class _FirstResult:
         self.done.set()
         return True
 
-    def submit(self, hypernodes: Sequence[JSON]) -> bool:
+    def submit(self, hypernodes: Sequence[JSON], explained: Collection[str] = ()) -> bool:
         return self._keep(DiscoveryResult(self.source, tuple(hypernodes)))
 
     def fail(self, reason: str) -> bool:

@@ -6,6 +6,7 @@ from typing import Any
 
 from tests.builders import create_node
 from tests.integration.hypernode.conftest import (
+    CONFIGMAP,
     discovered,
     events_about,
     put_configmap,
@@ -164,3 +165,24 @@ def test_label_source_puts_back_a_hypernode_deleted_by_hand(
         what="the rack HyperNode to come back",
     )
     assert events_about(client, namespace, "volcano-controller-configmap") == []
+
+
+def test_removing_the_labels_from_every_node_removes_the_hypernodes_as_volcano_does(
+    client: KubeClient, namespace: str, controller_runner, key_prefix: str, nodes: list[str]
+) -> None:
+    # Volcano's hypernode e2e "discovers, updates, and removes label topology" (issue 44): the
+    # labels are an intent, so the maxDeletePercent guard (50%) does not hold this back.
+    p = key_prefix
+    n = [f"{p.split('.')[0]}-n{i}" for i in range(2)]
+    make_nodes(client, p, nodes, {n[0]: ("z", "s1", "r1"), n[1]: ("z", "s1", "r2")})
+    put_configmap(client, namespace, label_config(p, grace="2s"))
+    running = controller_runner()
+    wait_until(lambda: len(tree(client, p)) == 4, what="the initial tree")
+    for name in n:
+        unset = {f"{p}/{key}": None for key in ("zone", "spine", "rack")}
+        client.patch(R.NODES, name, {"metadata": {"labels": unset}})
+    wait_until(lambda: tree(client, p) == {}, timeout=60, what="the HyperNodes to go")
+    outcome = running.controller.last_outcome["label"]
+    assert outcome.held_back is None
+    events = events_about(client, namespace, CONFIGMAP)
+    assert not any(e["reason"] == "DeletionLimitExceeded" for e in events), events

@@ -9,7 +9,11 @@ role:
 - ``start(sink)`` checks what it needs (a missing endpoint or Secret is a
   ``DiscovererStartError`` with a clear message), then works on its own thread, handing each
   complete result to ``sink.submit(hypernodes)`` (or ``sink.fail(reason)`` when the source
-  could not be read: a failure deletes nothing). ``submit`` blocks while the previous result
+  could not be read: a failure deletes nothing). ``submit(hypernodes, explained)`` may name
+  HyperNodes of the source that the result leaves out *on purpose* (``label``: their nodes
+  are still there, relabelled): they follow the result after their grace period whatever
+  ``maxDeletePercent`` says, which guards only against what is not explained (a source
+  that fails or answers nothing). ``submit`` blocks while the previous result
   of this source is still being reconciled (back-pressure: one result in flight per
   source) and returns False once the discoverer is being stopped.
 - ``stop()`` ends its thread and returns when it has; ``result_synced()`` tells it the last
@@ -32,7 +36,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,13 +53,15 @@ class DiscoveryResult:
     """One round of a source: every HyperNode it stands for, or why it has none.
 
     ``fingerprint`` is the ``config_fingerprint`` of the configuration that produced it
-    (empty when unknown): the reconcile tells a configuration change by it.
+    (empty when unknown): the reconcile tells a configuration change by it. ``explained``:
+    the source's HyperNodes the result leaves out on purpose (see the module docstring).
     """
 
     source: str
     hypernodes: tuple[JSON, ...] = ()
     error: str | None = None
     fingerprint: str = ""
+    explained: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -66,8 +72,10 @@ class DiscoveryResult:
 class ResultSink(Protocol):
     """Where a running discoverer delivers its results (one per source in flight)."""
 
-    def submit(self, hypernodes: Sequence[JSON]) -> bool:
+    def submit(self, hypernodes: Sequence[JSON], explained: Collection[str] = ()) -> bool:
         """Deliver a complete result; blocks while the previous one is in flight.
+
+        ``explained``: HyperNodes of the source it leaves out on purpose (module docstring).
 
         Returns False (and drops the result) when the discoverer is being stopped.
         """

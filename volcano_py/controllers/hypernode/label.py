@@ -64,7 +64,7 @@ from volcano_py.controllers.hypernode.discovery import (
     config_mapping,
 )
 from volcano_py.controllers.hypernode.idle import DiscoveryMemo
-from volcano_py.controllers.hypernode.label_paths import complete_paths, node_paths
+from volcano_py.controllers.hypernode.label_paths import complete_paths, node_paths, relabelled
 from volcano_py.controllers.hypernode.names import stable_name
 from volcano_py.kube.informer import EventHandler
 
@@ -431,7 +431,17 @@ class LabelDiscoverer:
             log.warning("discovery source label: %s", e)
             return sink.fail(str(e))
         log.info("discovery source label: discovered %d HyperNodes", len(hypernodes))
-        return sink.submit(hypernodes)
+        return sink.submit(hypernodes, self.relabelled(hypernodes))
+
+    def relabelled(self, hypernodes: Sequence[JSON]) -> frozenset[str]:
+        """The source's HyperNodes ``hypernodes`` leaves out because their nodes were relabelled."""
+        owned = [
+            h
+            for h in self._context.hypernodes.list()
+            if labels_of(h).get(NETWORK_TOPOLOGY_SOURCE_LABEL) == LABEL_DISCOVERER
+        ]
+        nodes = {name_of(n) for n in self._context.nodes.list()}
+        return relabelled(owned, hypernodes, nodes)
 
     def _loop(self, sink: ResultSink) -> None:
         last = None

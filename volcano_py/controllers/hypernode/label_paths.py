@@ -4,7 +4,8 @@ A node's path for a topology type is the values of the type's label keys from ti
 at the first key the node lacks. ``node_paths`` groups the nodes by path (the per-node work
 is a few dict lookups; the groups are then built once per distinct path, hundreds, not once
 per node, thousands); ``complete_paths`` puts a path cut short by a missing upper label under
-the one longer path it belongs to.
+the one longer path it belongs to. ``relabelled`` tells which of the source's HyperNodes a
+result leaves out because their nodes were relabelled, not lost.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from volcano_py.api.meta import name_of
+from volcano_py.controllers.hypernode.plan import member_names, tier_of
 
 # type name -> path (label values, tier 1 first) -> names of the nodes on it
 Paths = dict[str, dict[tuple[str, ...], list[str]]]
@@ -43,6 +47,33 @@ def node_paths(
                 else:
                     holders.append(meta.get("name", ""))
     return paths
+
+
+def relabelled(
+    owned: Iterable[Mapping[str, Any]], result: Iterable[Mapping[str, Any]], nodes: set[str]
+) -> frozenset[str]:
+    """The ``owned`` HyperNodes ``result`` leaves out on purpose: their nodes were relabelled.
+
+    The label source's answer is a function of the labels of the nodes it can see, so a rack
+    whose nodes are all still listed (``nodes``) and that the result no longer has was
+    relabelled (Volcano's e2e removes the labels and expects the racks gone). A rack with a
+    node that is no longer listed is not explained (nodes lost, or a cache that answers
+    nothing). A higher tier is explained when each of its members is still in the result,
+    explained, or not owned.
+    """
+    wanted = {name_of(h) for h in result}
+    by_name = {name_of(h): h for h in owned}
+    explained: set[str] = set()
+    for name, obj in sorted(by_name.items(), key=lambda item: tier_of(item[1])):
+        if name in wanted:
+            continue
+        members = member_names(obj)
+        if tier_of(obj) == 1:
+            if all(m in nodes for m in members):
+                explained.add(name)
+        elif all(m in wanted or m in explained or m not in by_name for m in members):
+            explained.add(name)
+    return frozenset(explained)
 
 
 def complete_paths(paths: set[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:

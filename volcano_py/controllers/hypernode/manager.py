@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from volcano_py.api import JSON
@@ -70,8 +70,13 @@ class _Instance:
 
     # -- the ResultSink role ------------------------------------------------------------
 
-    def submit(self, hypernodes: Sequence[JSON]) -> bool:
-        result = DiscoveryResult(self.source, tuple(hypernodes), fingerprint=self.fingerprint)
+    def submit(self, hypernodes: Sequence[JSON], explained: Collection[str] = ()) -> bool:
+        result = DiscoveryResult(
+            self.source,
+            tuple(hypernodes),
+            fingerprint=self.fingerprint,
+            explained=frozenset(explained),
+        )
         return self.manager._deliver(self, result)
 
     def fail(self, reason: str) -> bool:

@@ -19,7 +19,10 @@ the writes in the plan's order. The rules:
   while it waits.
 - **The deletion limit** counts what would be deleted *now* (expired + superseded) against
   the source's HyperNodes of the current configuration: a round deleting
-  ``maxDeletePercent`` of them or more is held back entirely (100 means no limit).
+  ``maxDeletePercent`` of them or more is held back entirely (100 means no limit). What the
+  source left out **on purpose** (``DiscoveryResult.explained``: nodes relabelled, an
+  intent) waits out its grace period like the rest but is not counted: the limit guards
+  against a source that fails or answers nothing, not against the labels it follows.
 - **Order.** Deletes first (parents first); then the updates that only take members away
   (an update that moves some members out and others in is first written with the members it
   keeps, then in full); then creates and full updates, children first, those exchanging all
@@ -71,6 +74,10 @@ class MissingSince:
         current = {name: before.get(name, now) for name in missing}
         self._since[source] = current
         return current
+
+    def reset(self, source: str) -> None:
+        """``source`` failed a round: its missing HyperNodes wait afresh from the next good one."""
+        self._since.pop(source, None)
 
     def forget(self, source: str, name: str) -> None:
         """``name`` was deleted: stop tracking it."""
@@ -142,6 +149,7 @@ def plan_round(
     now: float,
     grace: float,
     max_delete_percent: float,
+    explained: frozenset[str] = frozenset(),
 ) -> RoundPlan:
     """The plan for one good result (``since``: ``MissingSince.observe`` of the missing)."""
     plan = RoundPlan()
@@ -172,12 +180,17 @@ def plan_round(
             if taken:
                 trims.append((obj, _with_members(obj, set(left))))
     due = plan.expired + plan.superseded
+    unexplained = [name for name in due if name not in explained]
     total = max(1, len(current_shape))
-    if due and max_delete_percent < 100 and len(due) * 100 >= max_delete_percent * total:
+    if (
+        unexplained
+        and max_delete_percent < 100
+        and len(unexplained) * 100 >= max_delete_percent * total
+    ):
         plan.held_back = (
             f"discovery source {source!r} returned {len(desired)} HyperNodes; applying it "
-            f"would delete {len(due)} of its {len(current_shape)} HyperNodes "
-            f"({100.0 * len(due) / total:.0f}%), at least maxDeletePercent "
+            f"would delete {len(unexplained)} of its {len(current_shape)} HyperNodes "
+            f"({100.0 * len(unexplained) / total:.0f}%), at least maxDeletePercent "
             f"{max_delete_percent:g}%, so nothing was changed"
         )
         return plan

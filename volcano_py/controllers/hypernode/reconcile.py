@@ -17,14 +17,13 @@ HyperNode and the deletion limit are told apart), and writes nothing when nothin
 HyperNodes without our source label (hand-made, or another source's) are never touched, even
 when a result names one: that name is skipped with a Warning Event.
 
-**Safety** (Volcano deletes every HyperNode a source did not return, however it got that
-result): a failed round (``result.error``) changes nothing, and a result that would delete
-``max_delete_percent`` or more of the source's HyperNodes now (after the grace period) is
-held back entirely. Either way
-every HyperNode of the source gets the condition ``DiscoveryStale=True`` (reason
-``SourceError`` or ``DeletionLimitExceeded``, the message saying why) and a Warning Event is
-recorded on each of them and on the controller ConfigMap. The next good result removes the
-condition. Repeating the same failure rewrites nothing.
+**Safety** (Volcano deletes whatever a source did not return): a failed round (``result.error``)
+changes nothing and restarts the missing ones' grace period, and a result that would delete
+``max_delete_percent`` or more of the source's HyperNodes now (after the grace period,
+``plan.py``) is held back. Either way every HyperNode of the source gets the condition
+``DiscoveryStale=True`` (reason ``SourceError`` or ``DeletionLimitExceeded``, the message saying
+why) and a Warning Event is recorded on each of them and on the controller ConfigMap. The next
+good result removes the condition. The same failure again rewrites nothing.
 
 Writes that the API server refuses for the object itself (422 from the schema or the
 webhook) are reported as Events and skipped, so one bad HyperNode cannot block the rest;
@@ -142,6 +141,7 @@ class Reconciler:
             return outcome
         owned = self._owned(source, store_objects)
         if not result.ok:
+            self.missing.reset(source)  # an outage is no evidence: the grace restarts
             message = (
                 f"discovery source {source!r} failed: {result.error}; its HyperNodes are "
                 "kept as last discovered"
@@ -170,6 +170,7 @@ class Reconciler:
             now=now,
             grace=grace,
             max_delete_percent=max_delete_percent,
+            explained=result.explained,
         )
         outcome.plan = plan
         if plan.held_back is not None:

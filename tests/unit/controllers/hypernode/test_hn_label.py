@@ -12,6 +12,7 @@ from volcano_py.controllers.hypernode.label import (
     discover_label_hypernodes,
     parse_types,
 )
+from volcano_py.controllers.hypernode.label_paths import relabelled
 from volcano_py.kube.store import Store
 
 SOURCE = "volcano.sh/network-topology-source"
@@ -274,3 +275,22 @@ def test_label_discovery_hashes_values_that_are_not_name_safe() -> None:
     for h in discover_label_hypernodes(long, [], [THREE]):
         assert len(h["metadata"]["name"]) <= 63
         assert is_dns1123_subdomain(h["metadata"]["name"]) == []
+
+
+def test_relabelled_names_the_racks_whose_nodes_are_still_listed_and_parents_left_empty() -> None:
+    def hn(name: str, tier: int, *members: str) -> dict:
+        kind = "Node" if tier == 1 else "HyperNode"
+        items = [{"type": kind, "selector": {"exactMatch": {"name": m}}} for m in members]
+        return {"metadata": {"name": name}, "spec": {"tier": tier, "members": items}}
+
+    owned = [
+        hn("relabelled", 1, "n1", "n2"),
+        hn("lost", 1, "n3"),
+        hn("kept", 1, "n4"),
+        hn("spine-a", 2, "relabelled"),
+        hn("spine-b", 2, "lost", "kept"),
+        hn("spine-c", 2, "kept", "gone-before"),
+    ]
+    result = [hn("kept", 1, "n4")]
+    assert relabelled(owned, result, {"n1", "n2", "n4"}) == {"relabelled", "spine-a", "spine-c"}
+    assert relabelled(owned, result, set()) == {"spine-c"}  # a cache that lists no node

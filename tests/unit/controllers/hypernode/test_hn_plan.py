@@ -158,3 +158,49 @@ def test_a_missing_leaf_keeps_only_the_nodes_nobody_else_claims_while_it_waits()
     assert outcome.deleted == []
     assert member_names(api.store.get("r0")) == ["n1"]
     assert [w[:2] for w in api.writes()] == [("patch", "r0"), ("patch", "r1")]
+
+
+# -- intent versus accident (issue 44) --------------------------------------------------------
+
+
+def explained(*names: str, fp: str = "v1") -> DiscoveryResult:
+    """The label source's empty answer that names ``names`` as left out on purpose."""
+    return DiscoveryResult("label", (), fingerprint=fp, explained=frozenset(names))
+
+
+def test_relabelled_hypernodes_follow_the_labels_after_the_grace_period_past_the_limit() -> None:
+    # Volcano's e2e: the labels are removed from both nodes, the HyperNodes must go
+    api, reconciler, clock = setup(
+        rack("r0", "n0"), rack("r1", "n1"), rack("s", "r0", "r1", tier=2)
+    )
+    assert reconciler.reconcile(explained("r0", "r1", "s"), 50, GRACE).deleted == []
+    clock.step(GRACE)
+    outcome = reconciler.reconcile(explained("r0", "r1", "s"), 50, GRACE)
+    assert outcome.held_back is None
+    assert outcome.deleted == ["s", "r0", "r1"]
+    assert api.names() == []
+
+
+def test_an_answer_of_nothing_unexplained_is_held_back_by_the_limit() -> None:
+    api, reconciler, clock = setup(rack("r0", "n0"), rack("r1", "n1"))
+    reconciler.reconcile(explained(), 50, GRACE)
+    clock.step(GRACE)
+    outcome = reconciler.reconcile(explained("r0"), 50, GRACE)  # one explained: 1 of 2 counted
+    assert outcome.held_back is not None
+    assert "would delete 1 of its 2" in outcome.held_back
+    assert len(api.names()) == 2
+
+
+def test_an_outage_longer_than_the_grace_period_deletes_nothing_and_restarts_the_wait() -> None:
+    _, reconciler, clock = setup(*racks(10))
+    reconciler.reconcile(result(*racks(9)), 50, GRACE)  # r9 missing
+    clock.step(GRACE / 2)
+    failed = DiscoveryResult("label", error="connection refused", fingerprint="v1")
+    assert reconciler.reconcile(failed, 50, GRACE).deleted == []
+    clock.step(GRACE)  # the outage lasts past r9's grace period
+    outcome = reconciler.reconcile(result(*racks(9)), 50, GRACE)
+    assert outcome.deleted == []
+    assert outcome.plan is not None
+    assert outcome.plan.waiting == {"r9": GRACE}  # waits afresh from the first good answer
+    clock.step(GRACE)
+    assert reconciler.reconcile(result(*racks(9)), 50, GRACE).deleted == ["r9"]
