@@ -167,17 +167,25 @@ def test_label_source_puts_back_a_hypernode_deleted_by_hand(
     assert events_about(client, namespace, "volcano-controller-configmap") == []
 
 
+def two_racks(
+    client: KubeClient, namespace: str, controller_runner: Any, p: str, nodes: list[str]
+) -> tuple[list[str], Any]:
+    """Two labelled nodes in two racks under one spine and zone, discovered (grace 2s)."""
+    n = [f"{p.split('.')[0]}-n{i}" for i in range(2)]
+    make_nodes(client, p, nodes, {n[0]: ("z", "s1", "r1"), n[1]: ("z", "s1", "r2")})
+    put_configmap(client, namespace, label_config(p, grace="2s"))
+    running = controller_runner()
+    wait_until(lambda: len(tree(client, p)) == 4, what="the initial tree")
+    return n, running
+
+
 def test_removing_the_labels_from_every_node_removes_the_hypernodes_as_volcano_does(
     client: KubeClient, namespace: str, controller_runner, key_prefix: str, nodes: list[str]
 ) -> None:
     # Volcano's hypernode e2e "discovers, updates, and removes label topology" (issue 44): the
     # labels are an intent, so the maxDeletePercent guard (50%) does not hold this back.
     p = key_prefix
-    n = [f"{p.split('.')[0]}-n{i}" for i in range(2)]
-    make_nodes(client, p, nodes, {n[0]: ("z", "s1", "r1"), n[1]: ("z", "s1", "r2")})
-    put_configmap(client, namespace, label_config(p, grace="2s"))
-    running = controller_runner()
-    wait_until(lambda: len(tree(client, p)) == 4, what="the initial tree")
+    n, running = two_racks(client, namespace, controller_runner, p, nodes)
     for name in n:
         unset = {f"{p}/{key}": None for key in ("zone", "spine", "rack")}
         client.patch(R.NODES, name, {"metadata": {"labels": unset}})
@@ -186,3 +194,28 @@ def test_removing_the_labels_from_every_node_removes_the_hypernodes_as_volcano_d
     assert outcome.held_back is None
     events = events_about(client, namespace, CONFIGMAP)
     assert not any(e["reason"] == "DeletionLimitExceeded" for e in events), events
+
+
+def test_a_configuration_that_discovers_nothing_is_held_back_with_its_event_until_forced(
+    client: KubeClient, namespace: str, controller_runner, key_prefix: str, nodes: list[str]
+) -> None:
+    # issue 44: Volcano's guide ConfigMap applied to nodes without its labels retired them all
+    p = key_prefix
+    _, running = two_racks(client, namespace, controller_runner, p, nodes)
+    unlabelled = label_config(p, grace="2s", keys=("guide-spine", "guide-rack"))
+    put_configmap(client, namespace, unlabelled)
+    events = wait_until(
+        lambda: [
+            e
+            for e in events_about(client, namespace, CONFIGMAP)
+            if e["reason"] == "DiscoveryConfigHeldBack" and e["type"] == "Warning"
+        ],
+        what="the Warning Event on the ConfigMap",
+    )
+    assert "discovers 0 HyperNodes and would retire 4 of its 4" in events[0]["message"]
+    assert len(tree(client, p)) == 4
+    assert any("held back" in line for line in running.controller.readiness_detail())
+    put_configmap(
+        client, namespace, unlabelled.replace("enabled: true", "enabled: true\n    force: true")
+    )
+    wait_until(lambda: tree(client, p) == {}, timeout=60, what="the forced change to apply")

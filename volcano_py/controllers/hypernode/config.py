@@ -18,8 +18,11 @@ unchanged)::
                                   # only once it has been missing this long (default 1m)
                                   # and a source removed or disabled here has its
                                   # HyperNodes retired after it (retire.py)
+        force: false           # ours: apply a configuration change even when it would
+                               # retire maxDeletePercent of the source's HyperNodes or more
+                               # while discovering (almost) nothing (plan.py holds it back)
 
-Both keys of ours are optional; Volcano's own ConfigMap (without them) works as written.
+The keys of ours are optional; Volcano's own ConfigMap (without them) works as written.
 ``config_fingerprint`` digests an entry's ``config:``; the reconcile stamps it on the
 HyperNodes so it can tell a configuration change (an intent) from a source returning less.
 
@@ -62,6 +65,7 @@ _ENTRY_KEYS = frozenset(
         "config",
         "maxDeletePercent",
         "deletionGracePeriod",
+        "force",
     }
 )
 
@@ -93,6 +97,7 @@ class DiscoveryConfig:
     config: Mapping[str, Any] = field(default_factory=dict)
     max_delete_percent: float = DEFAULT_MAX_DELETE_PERCENT
     deletion_grace: float = DEFAULT_DELETION_GRACE_SECONDS
+    force: bool = False
     index: int = field(default=0, compare=False)
 
     @property
@@ -246,6 +251,9 @@ def parse_entry(raw: object, index: int, *, default_namespace: str) -> Discovery
             raise ConfigError(f"interval: {e}") from None
         if interval <= 0:
             raise ConfigError(f"interval: must be positive, got {raw['interval']!r}")
+    force = raw.get("force", False)
+    if not isinstance(force, bool):
+        raise ConfigError(f"force: expected true or false, got {force!r}")
     config = raw.get("config")
     if config is None:
         config = {}
@@ -259,6 +267,7 @@ def parse_entry(raw: object, index: int, *, default_namespace: str) -> Discovery
         config=dict(config),
         max_delete_percent=_percent(raw.get("maxDeletePercent")),
         deletion_grace=_grace(raw.get("deletionGracePeriod")),
+        force=force,
         index=index,
     )
 

@@ -64,6 +64,7 @@ from volcano_py.controllers.hypernode.discovery import (
 )
 from volcano_py.controllers.hypernode.label import new_label_discoverer
 from volcano_py.controllers.hypernode.manager import DiscoveryManager
+from volcano_py.controllers.hypernode.plan import REASON_CONFIG_HELD_BACK
 from volcano_py.controllers.hypernode.reconcile import ReconcileOutcome, Reconciler
 from volcano_py.controllers.hypernode.retire import (
     REASON_RETIRED,
@@ -443,14 +444,19 @@ class HyperNodeController:
         self._announce(REASON_CONFIG_APPLIED, message)
 
     def readiness_detail(self) -> list[str]:
-        """Lines for ``/readyz``: the last configuration change applied, HyperNodes waiting."""
+        """Lines for ``/readyz``: configuration changes applied or held back, what waits."""
         lines = [f"hypernode discovery: {line}" for _, line in sorted(self.config_changes.items())]
         for pending in self.retirements.pending():
             lines.append(
                 f"hypernode discovery: {pending_line(pending, due_stamp(self._clock, pending))}"
             )
-        if self.reconciler is not None:
-            for source in sorted(self.last_outcome):
+        for source in sorted(self.last_outcome):
+            outcome = self.last_outcome[source]
+            plan = outcome.plan
+            if outcome.held_back and plan and plan.held_back_reason == REASON_CONFIG_HELD_BACK:
+                lines.append(f"hypernode discovery: {outcome.held_back}")
+                continue  # what it would retire is not waiting to be deleted
+            if self.reconciler is not None:
                 waiting = self.reconciler.missing.waiting(source)
                 if waiting:
                     lines.append(

@@ -62,6 +62,7 @@ class DiscoveryResult:
     error: str | None = None
     fingerprint: str = ""
     explained: frozenset[str] = frozenset()
+    force: bool = False  # the entry's ``force``: apply a configuration change that plan.py holds
 
     @property
     def ok(self) -> bool:

@@ -76,6 +76,7 @@ class _Instance:
             tuple(hypernodes),
             fingerprint=self.fingerprint,
             explained=frozenset(explained),
+            force=self.config.force,
         )
         return self.manager._deliver(self, result)
 

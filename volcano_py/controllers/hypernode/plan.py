@@ -9,6 +9,12 @@ the writes in the plan's order. The rules:
   when the result no longer has it, it is **retired** at once, without grace period or
   deletion limit. (One without the annotation, made by Volcano or an older volcano-py,
   counts as the current configuration's: the safe side.)
+- **Never wiped by accident** (issue 44). A configuration change whose first result would
+  retire ``maxDeletePercent`` of the source's HyperNodes or more while it discovers (almost)
+  nothing in their place (fewer than a tenth of what it would retire: Volcano's guide
+  ConfigMap applied to nodes without its labels) is **held back** (``held_back_reason``
+  ``REASON_CONFIG_HELD_BACK``), every round, until the new configuration discovers or its
+  entry says ``force: true``.
 - **No churn from flapping.** Any other owned HyperNode the result lacks is **missing**: it
   is kept, and deleted only once it has been missing for the grace period
   (``deletionGracePeriod``). Reappearing in a result forgets it. ``MissingSince`` remembers
@@ -40,6 +46,9 @@ from volcano_py.api import JSON
 from volcano_py.api.meta import name_of
 
 CONFIG_ANNOTATION = "volcano-py.io/discovery-config"
+REASON_DELETION_LIMIT = "DeletionLimitExceeded"
+REASON_CONFIG_HELD_BACK = "DiscoveryConfigHeldBack"
+NEAR_NOTHING = 10  # a new configuration discovering under 1/10 of what it retires
 
 
 @dataclass(slots=True)
@@ -55,6 +64,7 @@ class RoundPlan:
     waiting: dict[str, float] = field(default_factory=dict)
     config_changed: bool = False
     held_back: str | None = None
+    held_back_reason: str = REASON_DELETION_LIMIT
 
     @property
     def next_due(self) -> float | None:
@@ -139,6 +149,13 @@ def _exact(member: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _wipes(retired: int, owned: int, discovered: int, max_delete_percent: float) -> bool:
+    """Whether a configuration change retires the share the limit guards, for (almost) nothing."""
+    if not retired or max_delete_percent >= 100:
+        return False
+    return retired * 100 >= max_delete_percent * owned and discovered * NEAR_NOTHING < retired
+
+
 def plan_round(
     source: str,
     owned: Mapping[str, JSON],
@@ -150,6 +167,7 @@ def plan_round(
     grace: float,
     max_delete_percent: float,
     explained: frozenset[str] = frozenset(),
+    force: bool = False,
 ) -> RoundPlan:
     """The plan for one good result (``since``: ``MissingSince.observe`` of the missing)."""
     plan = RoundPlan()
@@ -179,6 +197,16 @@ def plan_round(
             plan.waiting[name] = max(0.0, since.get(name, now) + grace - now)
             if taken:
                 trims.append((obj, _with_members(obj, set(left))))
+    if not force and _wipes(len(plan.retired), len(owned), len(desired), max_delete_percent):
+        plan.held_back = (
+            f"discovery source {source!r}: the new configuration discovers {len(desired)} "
+            f"HyperNodes and would retire {len(plan.retired)} of its {len(owned)} "
+            f"({100.0 * len(plan.retired) / len(owned):.0f}%), at least maxDeletePercent "
+            f"{max_delete_percent:g}%: the change is held back until the source discovers "
+            "its topology, or its entry sets force: true"
+        )
+        plan.held_back_reason = REASON_CONFIG_HELD_BACK
+        return plan
     due = plan.expired + plan.superseded
     unexplained = [name for name in due if name not in explained]
     total = max(1, len(current_shape))

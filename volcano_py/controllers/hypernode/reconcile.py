@@ -1,9 +1,8 @@
 """Three-way reconcile of one source's discovered HyperNodes, with a safety catch.
 
-The controller calls ``Reconciler.reconcile(result, max_delete_percent)`` for each result a
-discoverer delivers. The HyperNodes a source owns are those labelled
-``volcano.sh/network-topology-source=<source>``; a result is the complete set the source
-stands for, so the reconcile
+The controller calls ``Reconciler.reconcile(result, max_delete_percent)`` for each result. The
+HyperNodes a source owns are those labelled ``volcano.sh/network-topology-source=<source>``; a
+result is the complete set the source stands for, so the reconcile
 
 - **creates** discovered HyperNodes that do not exist (children before parents),
 - **updates** owned ones that differ: spec replaced, labels and annotations merged (added or
@@ -66,7 +65,6 @@ log = logging.getLogger(__name__)
 
 
 REASON_SOURCE_ERROR = "SourceError"
-REASON_DELETION_LIMIT = "DeletionLimitExceeded"
 REASON_NAME_TAKEN = "HyperNodeNameTaken"
 REASON_WRITE_REJECTED = "HyperNodeRejected"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -171,10 +169,11 @@ class Reconciler:
             grace=grace,
             max_delete_percent=max_delete_percent,
             explained=result.explained,
+            force=result.force,
         )
         outcome.plan = plan
         if plan.held_back is not None:
-            return self._hold_back(outcome, owned, REASON_DELETION_LIMIT, plan.held_back)
+            return self._hold_back(outcome, owned, plan.held_back_reason, plan.held_back)
         writes_before = self.writes
         for obj in plan.deletes:
             self._delete(outcome, obj)

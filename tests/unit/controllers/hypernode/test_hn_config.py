@@ -107,8 +107,9 @@ networkTopologyDiscovery:
         ("{source: a, maxDeletePercent: 150}", "maxDeletePercent"),
         ("{source: a, credentials: {secretRef: {}}}", "credentials.secretRef.name"),
         ("{source: a, sauce: 1}", "unknown field(s) sauce"),
+        ("{source: a, force: yes please}", "force: expected true or false"),
     ],
-    ids=["enabled", "interval", "config", "percent", "secret-name", "unknown-field"],
+    ids=["enabled", "interval", "config", "percent", "secret-name", "unknown-field", "force"],
 )
 def test_parse_config_text_names_the_bad_field(entry: str, fragment: str) -> None:
     config = parse_config_text(f"networkTopologyDiscovery: [{entry}]")

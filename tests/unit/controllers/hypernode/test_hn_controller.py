@@ -71,6 +71,12 @@ class Harness:
             },
         )
 
+    def apply(self, text: str) -> None:
+        """Put ``text`` in the ConfigMap, sync it and reconcile what the sources deliver."""
+        self.set_config(text)
+        self.controller.sync_config(f"{NS}/{CM}")
+        self.drain_sources()
+
     def drain_sources(self) -> None:
         while len(self.controller.source_queue):
             key = self.controller.source_queue.get()
@@ -181,12 +187,8 @@ networkTopologyDiscovery:
 
 
 def test_a_configuration_change_is_applied_past_the_limit_and_announced(h: Harness) -> None:
-    h.set_config(STATIC)
-    h.controller.sync_config(f"{NS}/{CM}")
-    h.drain_sources()
-    h.set_config(RETYPED)
-    h.controller.sync_config(f"{NS}/{CM}")
-    h.drain_sources()
+    h.apply(STATIC)
+    h.apply(RETYPED)
     assert h.api.names() == ["rack-b"]  # 2 of 2 retired: no grace, no deletion limit
     kinds = [w[0] for w in h.api.writes()[2:]]
     assert kinds == ["delete", "delete", "create"]  # never two leaves for n1, n2
@@ -229,3 +231,24 @@ def test_the_managers_readyz_detail_carries_the_controllers_lines(h: Harness) ->
     process = SimpleNamespace(controllers=SimpleNamespace(built=lambda: built), scheduler=None)
     lines = Manager.readiness_detail(process)  # type: ignore[arg-type]
     assert lines == ["hypernode discovery: discovery source 'static': configuration change"]
+
+
+EMPTY = STATIC.replace(
+    "      hyperNodes:\n        rack-a: {tier: 1, nodes: [n1, n2]}\n"
+    "        spine: {tier: 2, hyperNodes: [rack-a]}\n",
+    "      hyperNodes: {}\n",
+)
+
+
+def test_a_configuration_change_that_discovers_nothing_is_held_back_on_readyz(h: Harness) -> None:
+    h.apply(STATIC)
+    h.apply(EMPTY)
+    assert h.api.names() == ["rack-a", "spine"]
+    event_type, reason, message = h.recorder.events[-1]
+    assert (event_type, reason) == ("Warning", "DiscoveryConfigHeldBack")
+    detail = h.controller.readiness_detail()
+    assert detail == [f"hypernode discovery: {message}"]
+    assert "force: true" in detail[0]
+    h.apply(EMPTY.replace("enabled: true", "enabled: true\n    force: true"))
+    assert h.api.names() == []
+    assert not any("held back" in line for line in h.controller.readiness_detail())

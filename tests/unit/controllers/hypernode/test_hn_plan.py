@@ -6,8 +6,12 @@ from typing import Any
 
 from tests.unit.controllers.hypernode.hnfakes import FakeApi, exact, hypernode
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
-from volcano_py.controllers.hypernode.plan import CONFIG_ANNOTATION, member_names
-from volcano_py.controllers.hypernode.reconcile import REASON_DELETION_LIMIT, Reconciler
+from volcano_py.controllers.hypernode.plan import (
+    CONFIG_ANNOTATION,
+    REASON_DELETION_LIMIT,
+    member_names,
+)
+from volcano_py.controllers.hypernode.reconcile import Reconciler
 from volcano_py.kube.clock import FakeClock
 
 SOURCE = "volcano.sh/network-topology-source"

@@ -4,8 +4,12 @@ import pytest
 
 from tests.unit.controllers.hypernode.hnfakes import FakeApi, exact, hypernode
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult
-from volcano_py.controllers.hypernode.reconcile import (
+from volcano_py.controllers.hypernode.plan import (
+    CONFIG_ANNOTATION,
+    REASON_CONFIG_HELD_BACK,
     REASON_DELETION_LIMIT,
+)
+from volcano_py.controllers.hypernode.reconcile import (
     REASON_SOURCE_ERROR,
     STALE_CONDITION,
     Reconciler,
@@ -218,3 +222,46 @@ def test_reconcile_skips_a_hypernode_the_server_rejects_and_applies_the_rest() -
     assert outcome.skipped == ["bad"]
     assert outcome.created == ["good"]
     assert recorder.events[-1][1] == "HyperNodeRejected"
+
+
+# -- never wiped by accident (issue 44) --------------------------------------------------------
+
+
+def stamped(name: str, tier: int = 1, members: list[str] | None = None) -> dict:
+    obj = owned(name, tier, members, source="label")
+    obj["metadata"]["annotations"] = {CONFIG_ANNOTATION: "old"}
+    return obj
+
+
+def new_config(*hypernodes: dict, force: bool = False) -> DiscoveryResult:
+    return DiscoveryResult("label", tuple(hypernodes), fingerprint="new", force=force)
+
+
+SIX = [stamped(f"r{i}") for i in range(5)] + [stamped("s", 2, [f"r{i}" for i in range(5)])]
+
+
+def test_a_configuration_that_discovers_nothing_is_held_back_with_a_warning_on_the_configmap() -> (
+    None
+):
+    api, reconciler, recorder = setup(*SIX)
+    outcome = reconciler.reconcile(new_config(), 50, 60)
+    assert outcome.deleted == []
+    assert outcome.held_back is not None
+    assert "discovers 0 HyperNodes and would retire 6 of its 6 (100%)" in outcome.held_back
+    assert "force: true" in outcome.held_back
+    assert len(api.names()) == 6
+    assert ("Warning", REASON_CONFIG_HELD_BACK, outcome.held_back) in recorder.events
+    assert {ref["kind"] for ref in recorder.references} >= {"ConfigMap"}
+    assert stale_condition(api, "r0")["reason"] == REASON_CONFIG_HELD_BACK  # type: ignore[index]
+
+
+def test_a_held_back_configuration_goes_ahead_once_it_discovers_or_is_forced() -> None:
+    api, reconciler, _ = setup(*SIX)
+    assert reconciler.reconcile(new_config(), 50, 60).held_back is not None
+    outcome = reconciler.reconcile(new_config(owned("a", source="label")), 50, 60)
+    assert outcome.held_back is None  # 1 HyperNode for 6 retired is not "almost nothing"
+    assert sorted(outcome.deleted) == ["r0", "r1", "r2", "r3", "r4", "s"]
+    api, reconciler, _ = setup(*SIX)
+    outcome = reconciler.reconcile(new_config(force=True), 50, 60)
+    assert outcome.held_back is None
+    assert api.names() == []
