@@ -35,7 +35,12 @@ from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.podgroup_events import Event, note_job_event
 from volcano_py.scheduler.status import pod_unschedulable_condition, podgroup_status
-from volcano_py.scheduler.topology_config import NOT_CONFIGURED_REASON, job_message
+from volcano_py.scheduler.topology_config import (
+    NOT_CONFIGURED_REASON,
+    TIER_MISSING_REASON,
+    job_message,
+    missing_tier_message,
+)
 from volcano_py.scheduler.writer import Writer
 
 BIND_FAILED_REASON = "BindFailed"
@@ -98,7 +103,7 @@ class JobUpdater:
         self.cache.park(self._parked, self._waits)
 
     def _update(self, ssn: Session, job: JobInfo, bind_errors: dict[str, str]) -> None:
-        note = self._warn(job)
+        note = self._warn(job, ssn)
         fit = ssn.job_fit.get(job.key)
         failed = [uid for uid in bind_errors if uid in job.tasks]
         if failed and fit is None:
@@ -117,13 +122,16 @@ class JobUpdater:
         elif not written and _settles(job):
             self._settled[job.key] = version
 
-    def _warn(self, job: JobInfo) -> str:
+    def _warn(self, job: JobInfo, ssn: Session) -> str:
         """Note the job's topology Warning, if any; the note for its condition ("" if none)."""
         if job.topology_warning:
             self.warnings[job.key] = (INVALID_TOPOLOGY_ANNOTATION_REASON, job.topology_warning)
         elif job.mode is not None and not self.topology_on:
             note = job_message(job)
             self.warnings[job.key] = (NOT_CONFIGURED_REASON, note)
+            return note
+        elif note := missing_tier_message(job, ssn.tree.by_tier):
+            self.warnings[job.key] = (TIER_MISSING_REASON, note)
             return note
         return ""
 

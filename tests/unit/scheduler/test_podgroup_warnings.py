@@ -91,8 +91,31 @@ def test_cycle_warns_a_topology_job_when_the_plugin_is_not_configured() -> None:
     reason, message = result.warnings["default/topo"]
     assert reason == NOT_CONFIGURED_REASON
     assert "highest tier 1" in message
-    with_plugin = Simulator(objects, load_scheduler_conf(None)).cycle()
+    racked = [*objects, hypernode("rack", 1, nodes=["n1"])]
+    with_plugin = Simulator(racked, load_scheduler_conf(None)).cycle()
     assert with_plugin.warnings == {}
+
+
+def test_cycle_warns_a_hard_job_placed_at_the_cluster_top_for_want_of_its_tier() -> None:
+    from volcano_py.scheduler.topology_config import TIER_MISSING_REASON
+
+    objects = [
+        node("n1", {"cpu": "4"}),
+        node("n2", {"cpu": "4"}),
+        podgroup("topo", 2, mode="hard", highest_tier=1),
+        pod("t0", "topo", {"cpu": "3"}),
+        pod("t1", "topo", {"cpu": "3"}),
+    ]
+    result = Simulator(objects, load_scheduler_conf(None)).cycle()
+    assert len(result.binds) == 2  # as Volcano: at the cluster top, across both nodes
+    reason, message = result.warnings["default/topo"]
+    assert reason == TIER_MISSING_REASON
+    assert "no HyperNode at tier 1 or below" in message
+    # a tree with only a tier above the job's: the top is out of reach, the job waits
+    waiting = Simulator(
+        [*objects, hypernode("spine", 2, nodes=["n1", "n2"])], load_scheduler_conf(None)
+    )
+    assert waiting.cycle().warnings == {}
 
 
 def test_conf_watch_notes_a_conf_without_the_topology_plugin_once_per_load(
