@@ -31,7 +31,9 @@ other API errors propagate and the controller retries the whole (idempotent) rec
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,11 +51,13 @@ from volcano_py.controllers.hypernode.bodies import (
 from volcano_py.controllers.hypernode.config import DEFAULT_DELETION_GRACE_SECONDS
 from volcano_py.controllers.hypernode.discovery import DiscoveryResult, ReadStore
 from volcano_py.controllers.hypernode.idle import IdleRound
+from volcano_py.controllers.hypernode.parallel import run_all, segments
 from volcano_py.controllers.hypernode.plan import (
     MissingSince,
     RoundPlan,
     parents_first,
     plan_round,
+    tier_of,
 )
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Invalid, NotFound
@@ -115,6 +119,7 @@ class Reconciler:
         self._event_target = event_target
         self._sleep = sleep or self._clock.sleep
         self.writes = 0
+        self._writes_lock = threading.Lock()  # parallel creates count too
         self.missing = MissingSince()
         # per source: the last round that found nothing to do (``idle.IdleRound``)
         self._idle: dict[str, IdleRound] = {}
@@ -180,15 +185,8 @@ class Reconciler:
         latest: dict[str, JSON] = {}
         for current, body in plan.first:
             latest[name_of(body)] = self._update(outcome, current, body, final=False)
-        for maybe_current, body in plan.then:
-            if maybe_current is None:
-                self._create(outcome, body)
-            else:
-                name = name_of(body)
-                current = latest.get(name, maybe_current)
-                if current is maybe_current and unchanged(current, body):
-                    continue  # the idle round's common case: no write, no retry wrapper
-                self._update(outcome, current, body)
+        for run in segments(plan.then, tier_of):  # a tier's creates at once (parallel.py)
+            run_all([functools.partial(self._write, outcome, latest, c, b) for c, b in run])
         outcome.writes = self.writes - writes_before
         for name in plan.retired + plan.expired + plan.superseded:
             if name in outcome.deleted:
@@ -293,7 +291,7 @@ class Reconciler:
             "metadata": {"resourceVersion": resource_version_of(current)},
             "status": {"conditions": conditions},
         }
-        self.writes += 1
+        self._count_write()
         self._client.patch(R.HYPERNODES, name_of(current), patch, subresource="status")
 
     # -- writes ---------------------------------------------------------------------------
@@ -313,10 +311,26 @@ class Reconciler:
         except NotFound:
             return False
 
+    def _count_write(self) -> None:
+        with self._writes_lock:
+            self.writes += 1
+
+    def _write(
+        self, outcome: ReconcileOutcome, latest: dict[str, JSON], cached: JSON | None, body: JSON
+    ) -> None:
+        """One write of ``plan.then``: create, or update from the latest object seen."""
+        if cached is None:
+            self._create(outcome, body)
+            return
+        current = latest.get(name_of(body), cached)
+        if current is cached and unchanged(current, body):
+            return  # the idle round's common case: no write, no retry wrapper
+        self._update(outcome, current, body)
+
     def _create(self, outcome: ReconcileOutcome, body: JSON) -> None:
         name = name_of(body)
         try:
-            self.writes += 1
+            self._count_write()
             self._client.create(R.HYPERNODES, body)
         except AlreadyExists:
             current = self._client.get(R.HYPERNODES, name)
@@ -349,7 +363,7 @@ class Reconciler:
             if patch is None:
                 return False
             patch["metadata"]["resourceVersion"] = resource_version_of(current)
-            self.writes += 1
+            self._count_write()
             latest[0] = self._client.patch(R.HYPERNODES, name, patch)
             return True
 
@@ -370,7 +384,7 @@ class Reconciler:
         name = name_of(obj)
         preconditions = {"uid": uid_of(obj)} if uid_of(obj) else None
         try:
-            self.writes += 1
+            self._count_write()
             self._client.delete(R.HYPERNODES, name, preconditions=preconditions)
         except NotFound:
             return
