@@ -51,20 +51,32 @@ def hypernode_usage(snapshot: Snapshot) -> dict[str, HyperNodeUsage]:
     """
     tree = snapshot.tree
     usage: dict[str, HyperNodeUsage] = {}
-    for name in sorted(tree.hypernodes):
+    # lowest tier first, so a HyperNode adds up its children's sums and its own nodes: each
+    # node is added once per tree, not once per ancestor (10,000 nodes under 3 tiers: a third)
+    for name in sorted(tree.hypernodes, key=lambda n: (tree.hypernodes[n].tier, n)):
         if name == CLUSTER_TOP_HYPERNODE:
             continue
         info = tree.hypernodes[name]
-        nodes = sorted(tree.real_nodes.get(name, ()))
+        under = tree.real_nodes.get(name, ())
         allocatable, free = Resource(), Resource()
-        for node_name in nodes:
+        rest = set(under)
+        children = [usage[c] for c in info.children if c in usage]
+        for child in children:
+            rest.difference_update(child.nodes)
+        if sum(len(child.nodes) for child in children) + len(rest) == len(under):
+            for child in children:  # the children's nodes are apart: their sums add up
+                allocatable.add(child.allocatable)
+                free.add(child.free)
+        else:
+            rest = set(under)  # a node under two children: count each node once
+        for node_name in rest:
             node = snapshot.nodes.get(node_name)
             if node is not None:
                 allocatable.add(node.allocatable)
                 free.add(node.idle)
         parent = "" if info.parent == CLUSTER_TOP_HYPERNODE else info.parent
-        usage[name] = HyperNodeUsage(info, parent, nodes, allocatable, free)
-    return usage
+        usage[name] = HyperNodeUsage(info, parent, sorted(under), allocatable, free)
+    return dict(sorted(usage.items()))
 
 
 def tree_report(cache: SchedulerCache) -> JSON:
