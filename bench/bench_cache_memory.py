@@ -1,5 +1,8 @@
 """Resident memory of the informer cache: bytes per cached Pod and Node, and the whole
-10,000-node + 50,000-pod cache (goal: <= 600 MB RSS for the process).
+10,000-node + 50,000-pod cache (goal: <= 600 MB RSS for the process). Issue 44 adds the
+bytes per HyperNode (``HYPERNODES`` racks of 10 nodes by ``exactMatch``, as label discovery
+writes them): the informer's object with the webhook's tree indexes, plus the scheduler
+cache's tree built from them (one snapshot), for the sizing rule in docs/operations.md.
 
 Objects go through the informer's own path (JSON bytes -> orjson -> the Pod/Node
 transforms of ``volcano_py.kube.transforms`` -> indexed Store), each measured in a fresh
@@ -22,6 +25,50 @@ from volcano_py.kube.transforms import slim_node, slim_pod
 
 NODES = 10_000
 PODS = 50_000
+HYPERNODES = 10_000
+
+
+def rack(i: int) -> dict:
+    """A tier-1 HyperNode of 10 nodes, as label discovery writes it (issue 44's sizing)."""
+    members = [
+        {"type": "Node", "selector": {"exactMatch": {"name": f"node-{(i * 10 + j) % NODES:05d}"}}}
+        for j in range(10)
+    ]
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {
+            "name": f"hypernode-bench-tier1-r{i:05d}",
+            "uid": f"uid-{i}",
+            "resourceVersion": str(i + 1),
+            "labels": {"volcano.sh/network-topology-source": "label", "bench/rack": f"r{i}"},
+        },
+        "spec": {"tier": 1, "tierName": "bench/rack", "members": members},
+    }
+
+
+def fill_hypernodes(count: int) -> int:
+    """RSS growth for ``count`` HyperNodes in an indexed informer store and the scheduler tree."""
+    from volcano_py.scheduler.cache import SchedulerCache
+    from webhooks.hypernodes.treeindex import add_tree_indexes
+
+    cache = SchedulerCache()
+    gc.collect()
+    before = rss_bytes()
+    store = Store()
+    add_tree_indexes(store)
+    for i in range(count):
+        obj = orjson.loads(orjson.dumps(rack(i)))
+        store.put(key_of(obj), obj)
+        cache.update_hypernode(obj)
+    cache.snapshot()  # the tree is built once, as the first cycle does
+    KEEP.append(store)
+    KEEP_CACHE.append(cache)
+    gc.collect()
+    return rss_bytes() - before
+
+
+KEEP_CACHE: list[object] = []
 
 
 def rss_bytes() -> int:
@@ -52,7 +99,8 @@ def fill(kind: str, count: int, naive: bool) -> int:
 
 
 def child(kind: str, count: int, naive: bool) -> None:
-    print(json.dumps({"delta": fill(kind, count, naive), "rss": rss_bytes()}))
+    delta = fill_hypernodes(count) if kind == "hypernodes" else fill(kind, count, naive)
+    print(json.dumps({"delta": delta, "rss": rss_bytes()}))
 
 
 def run_child(kind: str, count: int, naive: bool) -> dict[str, int]:
@@ -95,6 +143,11 @@ def main() -> None:
             f"{kind:>5}: {ours:8.0f} B/object cached  (naive json cache {naive:8.0f} B, "
             f"ratio {naive / ours:.2f}x)"
         )
+    per_hypernode = run_child("hypernodes", HYPERNODES, naive=False)["delta"] / HYPERNODES
+    print(
+        f"hypernodes: {per_hypernode:8.0f} B/HyperNode (10 exactMatch nodes each: the informer "
+        "object with the webhook's tree indexes, and the scheduler's tree)"
+    )
     total = both(naive=False)
     total_naive = both(naive=True)
     print(
