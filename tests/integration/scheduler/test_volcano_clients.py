@@ -206,3 +206,28 @@ def test_topology_without_the_plugin_is_said_on_the_podgroup(
         return next((c["message"] for c in conditions if c.get("type") == "Scheduled"), "")
 
     assert "no network-topology-aware plugin" in wait_for(scheduled_message)
+
+
+def test_a_hard_job_on_a_tree_without_its_tier_is_placed_and_said_on_the_podgroup(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Any]],
+) -> None:
+    # issue 44: every rack retired; as Volcano, the job goes to the cluster top, but not silently
+    for i in range(2):
+        topology.node(f"bare-{i}", 2)
+    run_scheduler()
+    client.create(
+        R.PODGROUPS,
+        podgroup_body(
+            "wide", namespace, 2, network_topology={"mode": "hard", "highestTierAllowed": 1}
+        ),
+    )
+    names = _pods(client, namespace, topology, "wide", 2)
+    wait_for(lambda: _bound(client, namespace, names), timeout=20)
+    (event,) = wait_for(
+        lambda: _podgroup_events(client, namespace, "wide", "NetworkTopologyTierMissing")
+    )
+    assert event["type"] == "Warning"
+    assert "no HyperNode at tier 1 or below" in event["message"]
