@@ -133,7 +133,9 @@ class IndexedGraph:
         self._lister = lister
         self._obj = obj
         self._name = name_of(obj)
-        self._own = selectors(obj)
+        own = selectors(obj)
+        self._own_exact = {s.exact for s in own if s.exact is not None}
+        self._own_patterns = [s.pattern for s in own if s.pattern is not None]
         self._children: list[str] | None = None
 
     def get(self, name: str) -> JSON | None:
@@ -175,7 +177,9 @@ class IndexedGraph:
             found = set(self._lister.index_keys(MEMBER_EXACT, target))
             found.discard(self._name)
             found.update(p for p, pattern in patterned if re2_search(pattern, target))
-            if any(_selects(sel, target) for sel in self._own):
+            if target in self._own_exact or any(
+                re2_search(pattern, target) for pattern in self._own_patterns
+            ):
                 found.add(self._name)
             if found:
                 parents[target] = found
@@ -199,9 +203,3 @@ class IndexedGraph:
                         below[parent] = child
                         frontier.append(parent)
         return []
-
-
-def _selects(sel: Any, name: str) -> bool:
-    if sel.exact is not None:
-        return bool(sel.exact == name)
-    return sel.pattern is not None and re2_search(sel.pattern, name)
