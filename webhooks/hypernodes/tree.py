@@ -147,6 +147,24 @@ class TreeGraph(Protocol):
         ...
 
 
+def cycle_path(start: str, graph: TreeGraph) -> list[str]:
+    """The walk's path ``start -> ... -> start`` (depth first), or empty when there is none.
+
+    Both graphs name the cycle with it, so their messages are the same word for word.
+    """
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        for child in graph.children(node):
+            if child == start:
+                return [*path, start]
+            if child not in seen and graph.get(child) is not None:
+                seen.add(child)
+                stack.append((child, [*path, child]))
+    return []
+
+
 def check_tree(obj: JSON, lister: HyperNodeLister | None) -> TreeResult:
     """Run the tree checks for ``obj`` against the HyperNodes ``lister`` holds (a walk)."""
     result = TreeResult()
@@ -423,17 +441,7 @@ class _Graph:
 
     def cycle_through(self, start: str) -> list[str]:
         """A path ``start -> ... -> start``, or empty when ``start`` is not on a cycle."""
-        stack: list[tuple[str, list[str]]] = [(start, [start])]
-        seen: set[str] = set()
-        while stack:
-            node, path = stack.pop()
-            for child in self.children(node):
-                if child == start:
-                    return [*path, start]
-                if child not in seen and child in self._universe:
-                    seen.add(child)
-                    stack.append((child, [*path, child]))
-        return []
+        return cycle_path(start, self)
 
     def parents_of(self, targets: set[str]) -> dict[str, set[str]]:
         """For each name in ``targets``, the HyperNodes that select it."""

@@ -16,8 +16,8 @@ A review then costs O(its own members + its ancestors + the fuzzy HyperNodes), w
 the tree's size; an object with a fuzzy Node member, or a ``regexMatch`` HyperNode member,
 still reads every name (what it selects depends on all of them). The decisions are the
 walk's (``tree.graph_checks`` and ``tree.node_claims`` are shared; a property test compares
-the two on random trees); the cycle is found upwards, from the object's ancestors, which in a
-tree is the walk's one path.
+the two on random trees); a cycle is found upwards, from the object's ancestors, and then
+named by the walk's own depth-first path (a denial: it may read the object's subtree).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from webhooks.hypernodes.tree import (
     JSON,
     HyperNodeLister,
     TreeResult,
+    cycle_path,
     forget_deleted,
     graph_checks,
     label_match_denial,
@@ -186,20 +187,21 @@ class IndexedGraph:
         return parents
 
     def cycle_through(self, start: str) -> list[str]:
-        """``start -> ... -> start`` found upwards: ``start`` among its own ancestors."""
-        below: dict[str, str] = {start: start}  # an ancestor -> its child on the way to start
+        """``start -> ... -> start``, or empty when ``start`` is not on a cycle.
+
+        Found upwards (``start`` among its own ancestors: the common answer, no cycle, costs
+        the ancestors), then named by the walk's depth-first path.
+        """
+        seen = {start}
         frontier = [start]
         while frontier:
             parents_of = self.parents_of(set(frontier))
             frontier = []
-            for child, parents in sorted(parents_of.items()):
+            for parents in parents_of.values():
                 for parent in sorted(parents):
-                    if parent == start:
-                        path = [start, child]
-                        while path[-1] != start:
-                            path.append(below[path[-1]])
-                        return path
-                    if parent not in below:
-                        below[parent] = child
+                    if parent == start:  # a cycle: named as the walk names it (a denial)
+                        return cycle_path(start, self)
+                    if parent not in seen:
+                        seen.add(parent)
                         frontier.append(parent)
         return []
