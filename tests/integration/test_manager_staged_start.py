@@ -29,7 +29,7 @@ from volcano_py.kube.leaderelection import LeaderElector
 from volcano_py.manager import Manager, ManagerOptions
 
 JSON = dict[str, Any]
-CONTROLLERS = ["hyperNode-controller", "job-controller", "pg-controller"]
+CONTROLLERS = ["hyperNode-controller", "job-controller", "pg-controller", "queue-controller"]
 
 
 @pytest.fixture

@@ -22,6 +22,9 @@ from volcano_py.api.meta import metadata, read_int, read_object, read_section, r
 
 ROOT_QUEUE = "root"
 BUILTIN_QUEUES = (ROOT_QUEUE, DEFAULT_QUEUE)
+QUEUE_CONTROLLER_NAME = "queue-controller"
+# set by the queue controller on a queue it closed because its parent closed
+CLOSED_BY_PARENT_ANNOTATION = "volcano.sh/closed-by-parent"
 
 
 class QueueState(StrEnum):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from volcano_py.api.constants import HYPERNODE_CONTROLLER_NAME, PODGROUP_CONTROLLER_NAME
+from volcano_py.api.queue import QUEUE_CONTROLLER_NAME
 from volcano_py.api.vcjob import JOB_CONTROLLER_NAME
 from volcano_py.controllers.framework import ControllerRegistry
 
@@ -39,8 +40,15 @@ def _podgroup_controller() -> Controller:
     return PodGroupController()
 
 
+def _queue_controller() -> Controller:
+    from volcano_py.controllers.queue.controller import QueueController
+
+    return QueueController()
+
+
 def register_builtin_controllers(registry: ControllerRegistry) -> None:
-    """Register ``hyperNode-controller``, ``job-controller`` and ``pg-controller``."""
+    """Register the hyperNode-, job-, pg- and queue-controller."""
     registry.register(HYPERNODE_CONTROLLER_NAME, _hypernode_controller)
     registry.register(JOB_CONTROLLER_NAME, _job_controller)
     registry.register(PODGROUP_CONTROLLER_NAME, _podgroup_controller)
+    registry.register(QUEUE_CONTROLLER_NAME, _queue_controller)

@@ -3,14 +3,14 @@
 - ``ensure_builtin_queues``: ``root`` and ``default`` are created when the cache has not
   seen them (as Volcano's scheduler does at start); one that already exists is left alone.
 - ``QueueStatusWriter.sync``: for every Queue object, the status Volcano's scheduler keeps
-  (``state``, the PodGroup counts ``pending``/``running``/``inqueue``/``unknown``/
+  (the PodGroup counts ``pending``/``running``/``inqueue``/``unknown``/
   ``completed``, ``allocated``) is merge-patched onto the ``status`` subresource only when
   it differs from what the object already says, so a quiet cluster writes nothing.
   ``allocated`` is compared as quantities (``"2"`` equals ``"2000m"``), and a resource that
   dropped to zero is removed: a JSON merge patch merges maps, so the patch names each
   vanished key with ``null`` (an empty ``allocated: {}`` would remove nothing, never match
   and be re-sent every cycle).
-  ``state`` is copied as it is (Open when unset): opening and closing a queue is the user's.
+  ``state`` is not written here: the queue controller (``controllers/queue``) owns it.
 
 - ``QueueEvents.record``: a PodGroup held back by its queue (missing, not Open, overused)
   gets a Warning Event on the PodGroup naming the queue, once per distinct message.

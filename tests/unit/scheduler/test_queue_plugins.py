@@ -153,7 +153,6 @@ def test_queue_status_counts_and_allocated() -> None:
     ssn = session(objects)
     status = ssn.queues["q"].status()
     assert status == {
-        "state": "Open",
         "pending": 1,
         "running": 1,
         "inqueue": 0,

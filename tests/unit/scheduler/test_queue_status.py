@@ -63,11 +63,11 @@ def test_status_written_once_then_not_again_when_unchanged() -> None:
     assert len(client.patches) == 1
 
 
-def test_closed_state_is_kept_in_the_written_status() -> None:
+def test_state_is_never_written_by_the_scheduler() -> None:
     client = RecordingClient()
     writer = QueueStatusWriter(client)  # type: ignore[arg-type]
     writer.sync(_cache(queue("q", state="Closed")).queue_infos())
-    assert client.patches[0][1]["status"]["state"] == "Closed"
+    assert "state" not in client.patches[0][1]["status"]
 
 
 def test_builtin_queues_created_only_when_missing() -> None:

@@ -75,9 +75,12 @@ class QueueInfo:
         return self.queue.is_open
 
     def status(self) -> dict[str, Any]:
-        """The ``status`` the scheduler writes (Volcano's ``QueueStatus`` fields)."""
+        """The ``status`` fields the scheduler writes (Volcano's ``QueueStatus`` names).
+
+        Not ``state``: the queue controller owns it (``controllers/queue``), and a copy
+        written from this cycle's snapshot could undo a close the controller just wrote.
+        """
         return {
-            "state": self.queue.state.value,
             "pending": self.phases.get("Pending", 0),
             "running": self.phases.get("Running", 0),
             "inqueue": self.phases.get("Inqueue", 0),
