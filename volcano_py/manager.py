@@ -67,6 +67,7 @@ from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
 from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes, jobs
+from webhooks import queues as queue_admission
 from webhooks.deferred import DeferredApp
 from webhooks.probe import WebhookProbe
 from webhooks.router import AdmissionRouter
@@ -196,6 +197,14 @@ class Manager:
         hypernodes.register(self.router, validator=self.hypernode_validator)
         queues = self.informers.informer(R.QUEUES).store
         jobs.register(self.router, queues.get, functools.partial(child_queues, queues))
+        queue_admission.register(
+            self.router,
+            queue_admission.cluster_view(
+                queues,
+                self.informers.informer(R.PODGROUPS).store,
+                self.informers.informer(R.NODES).store,
+            ),
+        )
         self.topology: TopologyView | None = None
         if options.ui_enabled:
             # the scheduler's cache when there is one (every replica builds it), else its own

@@ -47,9 +47,11 @@ def test_kubectl_apply_k_manifests_succeeds_and_creates_every_object() -> None:
         assert [w["clientConfig"]["service"]["path"] for w in validating["webhooks"]] == [
             "/hypernodes/validate",
             "/jobs/validate",
+            "/queues/validate",
         ]
         assert [w["clientConfig"]["service"]["path"] for w in mutating["webhooks"]] == [
-            "/jobs/mutate"
+            "/jobs/mutate",
+            "/queues/mutate",
         ]
         assert "--ui=false" in container["args"]  # issue 26: the topology view is opt-in
         policy = client.request(
