@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  topology view:  http://127.0.0.1:{metrics_port}/ui\n"
                 f"  metrics/health: http://127.0.0.1:{metrics_port}/metrics\n"
                 f"  webhooks:       https://127.0.0.1:{webhook_port}"
-                "/{hypernodes,jobs,queues}/validate, /{jobs,queues}/mutate\n"
+                "/{hypernodes,jobs,queues,pods}/validate, /{jobs,queues,podgroups}/mutate\n"
                 f"{stop_hint()}; it stops everything and removes {folder}",
                 flush=True,
             )

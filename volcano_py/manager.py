@@ -67,6 +67,8 @@ from volcano_py.scheduler.conf_watch import ConfigMapGetter
 from volcano_py.scheduler.scheduler import Scheduler
 from volcano_py.ui.view import TopologyView
 from webhooks import hypernodes, jobs
+from webhooks import podgroups as podgroup_admission
+from webhooks import pods as pod_admission
 from webhooks import queues as queue_admission
 from webhooks.deferred import DeferredApp
 from webhooks.probe import WebhookProbe
@@ -205,6 +207,9 @@ class Manager:
                 self.informers.informer(R.NODES).store,
             ),
         )
+        pod_admission.register(self.router, options.scheduler_names)
+        namespaces = self.informers.informer(R.NAMESPACES).store
+        podgroup_admission.register(self.router, namespaces.get)
         self.topology: TopologyView | None = None
         if options.ui_enabled:
             # the scheduler's cache when there is one (every replica builds it), else its own

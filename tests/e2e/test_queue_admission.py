@@ -138,3 +138,23 @@ def test_a_guarantee_the_cluster_can_never_honour_is_refused_and_default_still_b
         assert time.monotonic() < deadline, "the probe gang in default never bound"
         time.sleep(0.2)
     assert client.get(R.PODS, "probe-0", namespace)["spec"]["nodeName"] == node
+
+
+def test_a_podgroup_takes_its_namespaces_queue_and_a_bad_budget_pod_is_refused(
+    queue_admission: str, client: KubeClient, namespace: str
+) -> None:
+    patch = {"metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "team-q"}}}
+    client.patch(R.NAMESPACES, namespace, patch)
+    deadline = time.monotonic() + 30
+    while True:  # the manager's Namespace cache must see the annotation
+        name = f"pg-{uuid.uuid4().hex[:4]}"
+        created = client.create(R.PODGROUPS, podgroup_body(name, namespace, 1), namespace)
+        if created["spec"]["queue"] == "team-q":
+            break
+        assert time.monotonic() < deadline, created["spec"]
+        time.sleep(0.3)
+    bad = pod_body("budget", namespace, annotations={"volcano.sh/jdb-min-available": "0"})
+    with pytest.raises(ApiError) as info:
+        client.create(R.PODS, bad, namespace)
+    assert "validatepod.volcano.sh" in info.value.message
+    assert "metadata.annotations[volcano.sh/jdb-min-available]" in info.value.message

@@ -48,10 +48,12 @@ def test_kubectl_apply_k_manifests_succeeds_and_creates_every_object() -> None:
             "/hypernodes/validate",
             "/jobs/validate",
             "/queues/validate",
+            "/pods/validate",
         ]
         assert [w["clientConfig"]["service"]["path"] for w in mutating["webhooks"]] == [
             "/jobs/mutate",
             "/queues/mutate",
+            "/podgroups/mutate",
         ]
         assert "--ui=false" in container["args"]  # issue 26: the topology view is opt-in
         policy = client.request(

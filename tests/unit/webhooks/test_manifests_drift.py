@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from webhooks import hypernodes, jobs, queues
+from webhooks import hypernodes, jobs, podgroups, pods, queues
 from webhooks.hypernodes.schema import CRD_PATH
 from webhooks.hypernodes.validator import POLICY_PATH
 from webhooks.router import AdmissionRouter
@@ -70,6 +70,8 @@ def test_every_webhook_path_in_manifests_is_registered_with_its_rules() -> None:
     hypernodes.register(router)
     jobs.register(router)
     queues.register(router, queues.ClusterView(list))
+    pods.register(router)
+    podgroups.register(router)
     shipped: dict[str, str] = {}
     for config in _webhook_configurations():
         for webhook in config["webhooks"]:
@@ -84,7 +86,7 @@ def test_every_webhook_path_in_manifests_is_registered_with_its_rules() -> None:
     # ... and every path the router serves is registered, a mutating one as mutating
     assert set(shipped) == {s.path for s in router}
     mutating = {p for p, kind in shipped.items() if kind.startswith("Mutating")}
-    assert mutating == {jobs.MUTATE_PATH, queues.MUTATE_PATH}
+    assert mutating == {jobs.MUTATE_PATH, queues.MUTATE_PATH, podgroups.MUTATE_PATH}
 
 
 def test_the_process_may_patch_the_ca_of_every_shipped_webhook_configuration() -> None:
