@@ -248,6 +248,13 @@ QUEUE_PODGROUPS: dict[str, Gauge] = {
 
 # -- ours -----------------------------------------------------------------------------------
 
+QUEUE_STATES = ("Open", "Closing", "Closed", "Unknown")
+QUEUE_STATE = _gauge(
+    "queue_state",
+    "1 for the state a queue is in (status.state: Open, Closing, Closed, Unknown), else 0",
+    ["queue_name", "state"],
+)
+
 HYPERNODE_FREE = Gauge(
     "hypernode_free_resource",
     "Free (idle) resource under a HyperNode, in base units (cpu cores, memory bytes, "

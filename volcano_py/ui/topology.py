@@ -27,7 +27,9 @@ the page and the command never disagree. The shape (documented in docs/ui.md):
   SubJob's placed pods; ``{}`` for a flat gang);
 - ``queues``: per Queue ``name``, ``state``, ``weight``, ``allocated`` and (the dimensions
   the spec names) ``deserved`` / ``capability`` as ``{gpu, cpu, memory}``, ``pendingGangs``
-  and ``runningGangs``;
+  and ``runningGangs``, ``podGroups`` (the counts per phase, as ``Queue.status`` has them);
+  ``deserved`` is the one ``proportion`` / ``capacity`` computed at the last session when the
+  spec sets none (``deservedFrom``: ``spec``, ``computed`` or ``unset``);
 - ``discovery``: per source label the HyperNodes it owns and how many are stale, and the
   stale ones listed;
 - ``summary``: counts for the header.
@@ -45,11 +47,13 @@ from volcano_py.api.constants import (
     PodGroupConditionType,
     PodGroupPhase,
 )
+from volcano_py.metrics import QUEUE_PHASES
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.api.resource import Resource
+from volcano_py.scheduler.api.resource import CPU, MEMORY, Resource
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import READY, TaskStatus
+from volcano_py.scheduler.plugins.support.queue_metrics import computed_deserved
 from volcano_py.scheduler.simulator import sub_jobs_view
 from volcano_py.scheduler.treeview import HyperNodeUsage, gpus, hypernode_usage
 from volcano_py.ui.owners import gang_owner, hypernode_label
@@ -180,21 +184,37 @@ def _queues(snapshot: Snapshot, gangs: list[JSON]) -> list[JSON]:
     for g in gangs:
         if g["phase"] != PodGroupPhase.RUNNING and (g["pending"] or g["message"]):
             pending[g["queue"]] = pending.get(g["queue"], 0) + 1
+    computed = computed_deserved()
     out = []
     for name, info in sorted(snapshot.queues.items()):
+        deserved, source = _deserved(info.deserved, computed.get(name))
         out.append(
             {
                 "name": name,
                 "state": info.state.value,
                 "weight": info.weight,
                 "allocated": _amounts(info.allocated),
-                "deserved": _amounts(info.deserved, (n for n, _ in info.deserved.items())),
+                "deserved": deserved,
+                "deservedFrom": source,
                 "capability": _amounts(info.capability, info.capability_names),
                 "pendingGangs": pending.get(name, 0),
                 "runningGangs": info.phases.get(PodGroupPhase.RUNNING, 0),
+                "podGroups": {p.lower(): info.phases.get(p, 0) for p in QUEUE_PHASES},
             }
         )
     return out
+
+
+def _deserved(spec: Resource, computed: dict[str, float] | None) -> tuple[JSON, str]:
+    """The spec's deserved when it names some, else the quota plugin's; and which it is."""
+    names = [n for n, _ in spec.items()]
+    if names:
+        return _amounts(spec, names), "spec"
+    if computed:
+        res = Resource(int(computed.get(CPU, 0)), int(computed.get(MEMORY, 0)))
+        res.scalars = {n: int(v) for n, v in computed.items() if n not in (CPU, MEMORY)}
+        return _amounts(res, [n for n, v in computed.items() if v > 0]), "computed"
+    return {}, "unset"
 
 
 def _discovery(objects: Iterable[JSON]) -> JSON:

@@ -104,6 +104,9 @@ def test_queue_series_are_volcanos_units_and_the_job_series_carry_its_labels() -
     assert value("volcano_queue_weight", queue_name="mq") == 2
     assert value("volcano_queue_pod_group_running_count", queue_name="mq") is not None
     assert value("volcano_queue_share", queue_name="mq") is not None
+    # ours: the queue's state, 1 for the one it is in
+    assert value("volcano_queue_state", queue_name="mq", state="Open") == 1
+    assert value("volcano_queue_state", queue_name="mq", state="Closed") == 0
     # an empty queue is there at 0, not missing
     assert value("volcano_queue_allocated_milli_cpu", queue_name="default") == 0
     duration = value(

@@ -258,3 +258,25 @@ def test_topology_partitioned_gang_lists_each_sub_job_in_its_own_hypernode() -> 
     assert sorted(v["hyperNode"] for v in sub_jobs.values()) == ["rack-a", "rack-b"]
     assert all(v["pods"] == 1 for v in sub_jobs.values())
     assert gangs["train"]["subJobs"] == {}  # a flat gang has none
+
+
+def test_topology_queue_shows_the_deserved_share_proportion_computed_and_its_counts() -> None:
+    from tests.unit.scheduler.objects import queue
+    from volcano_py.scheduler.framework.framework import close_session
+    from volcano_py.scheduler.simulator import Simulator
+
+    objects = [node("n1", {"nvidia.com/gpu": 8}), queue("team", weight=1), queue("spec",
+               deserved={"cpu": "2"})]  # fmt: skip
+    objects.append(podgroup("run", 1, queue="team", phase="Running"))
+    objects.append(pod("run-0", "run", {"nvidia.com/gpu": 2}, node_name="n1", phase="Running"))
+    close_session(Simulator(objects).open_session())  # proportion exports what it dealt
+    cache = SchedulerCache()
+    for obj in objects:
+        getattr(cache, f"update_{obj['kind'].lower()}")(obj)
+    queues = {q["name"]: q for q in _json(cache)["queues"]}
+    assert queues["team"]["deservedFrom"] == "computed"
+    assert queues["team"]["deserved"]["gpu"] > 0
+    assert queues["spec"]["deservedFrom"] == "spec"
+    assert queues["spec"]["deserved"] == {"cpu": 2000}
+    assert queues["team"]["podGroups"]["running"] == 1
+    assert queues["team"]["state"] == "Open"
