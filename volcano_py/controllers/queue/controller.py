@@ -75,11 +75,16 @@ _SHUT = (QueueState.CLOSED, QueueState.CLOSING)
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One unit of work: a queue name and an action, or a Command's ``namespace/name``."""
+    """One unit of work: a queue name and an action, or a Command's ``namespace/name``.
+
+    ``by_parent``: an open its parent's reopening asked for (its cache may not show the
+    parent Open yet: retried without a Warning Event).
+    """
 
     key: str
     action: str = SYNC_QUEUE_ACTION
     command: bool = False
+    by_parent: bool = False
 
 
 def queue_of_podgroup(podgroup: Mapping[str, Any]) -> str:
@@ -220,7 +225,7 @@ class QueueController:
         if request.command:
             self.sync_command(request.key)
         else:
-            self.sync_queue(request.key, request.action)
+            self.sync_queue(request.key, request.action, request)
 
     def _client(self) -> KubeClient:
         if self.client is None:
@@ -260,7 +265,7 @@ class QueueController:
         log.info("command %s: %s for queue %s", key, action, queue_name)
         self.queue.add(Request(str(queue_name), str(action)))
 
-    def sync_queue(self, name: str, action: str) -> None:
+    def sync_queue(self, name: str, action: str, request: Request | None = None) -> None:
         """Run ``action`` on queue ``name`` (re-create it first if it is a missing built-in)."""
         queue = self.queues.get(name)
         if queue is None:
@@ -272,7 +277,7 @@ class QueueController:
         step, new_state = transition(state, action, podgroups)
         if step is Step.CLOSE and not self._close_children(queue):
             return
-        if step is Step.OPEN and not self._open_hierarchy(queue):
+        if step is Step.OPEN and not self._open_hierarchy(queue, request or Request(name, action)):
             return
         if (queue.get("status") or {}).get("state") != new_state.value:
             self._client().patch(
@@ -315,7 +320,7 @@ class QueueController:
                 self.queue.add(Request(name_of(child), CLOSE_QUEUE_ACTION))
         return True
 
-    def _open_hierarchy(self, queue: JSON) -> bool:
+    def _open_hierarchy(self, queue: JSON, request: Request) -> bool:
         """Volcano's ``openHierarchicalQueue``; False when a closed parent keeps it shut."""
         parent_name = parent_of(queue)
         parent = self.queues.get(parent_name) if parent_name not in ("", ROOT_QUEUE) else None
@@ -324,15 +329,15 @@ class QueueController:
                 f"queue {name_of(queue)} stays shut: its parent queue {parent_name} is "
                 "closing or closed; open the parent first"
             )
-            tries = self.queue.num_requeues(Request(name_of(queue), OPEN_QUEUE_ACTION))
-            if tries == 0:
+            tries = self.queue.num_requeues(request)
+            if tries == 0 and not request.by_parent:
                 self._warn(queue, R.QUEUES, OPEN_QUEUE_ACTION, message)
             if tries < MAX_OPEN_RETRIES:
                 raise ParentShutError(message)
             return False
         for child in self._children(name_of(queue)):
             if annotations_of(child).get(CLOSED_BY_PARENT_ANNOTATION) == "true":
-                self.queue.add(Request(name_of(child), OPEN_QUEUE_ACTION))
+                self.queue.add(Request(name_of(child), OPEN_QUEUE_ACTION, by_parent=True))
         return True
 
     def _follow_parent(self, queue: JSON, state: QueueState) -> None:
