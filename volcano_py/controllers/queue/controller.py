@@ -19,7 +19,8 @@ index on the PodGroup cache (PodGroups by queue). Handlers turn events into ``Re
 its action for the target queue; a Command naming no queue, an action other than
 ``OpenQueue`` / ``CloseQueue``, or a queue that does not exist gets a Warning Event naming
 the Command and changes nothing else. ``sync`` of a queue runs ``state.transition`` and
-writes ``status.state`` only when it changes (an idle cluster costs no write), then follows
+writes ``status.state`` only when it changes (an idle cluster costs no write; a queue with no
+``spec.parent`` gets ``root`` written once, as Volcano's ``updateQueueParent``), then follows
 the hierarchy as Volcano's ``syncHierarchicalQueue``: a queue under a Closing or Closed
 parent is closed and marked closed-by-parent, and reopens with its parent. A cycle through
 ``spec.parent`` is reported as a Warning Event on the queue and the hierarchy is not
@@ -272,6 +273,10 @@ class QueueController:
             if name in BUILTIN_QUEUES:
                 self._create_builtin(name)
             return
+        if name != ROOT_QUEUE and not (queue.get("spec") or {}).get("parent"):
+            # Volcano's updateQueueParent: a queue without a parent hangs under root, written
+            # once so that `kubectl get queue` and vcctl show it
+            self._client().patch(R.QUEUES, name, {"spec": {"parent": ROOT_QUEUE}})
         state = read_state((queue.get("status") or {}).get("state"))
         podgroups = len(self.podgroups.index_keys(QUEUE_INDEX, name))
         step, new_state = transition(state, action, podgroups)

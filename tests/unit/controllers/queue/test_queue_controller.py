@@ -63,8 +63,13 @@ def test_read_state_reads_unset_as_open_and_unknown_values_as_unknown(
     assert read_state(raw) is state
 
 
-def queue(name: str, *, state: str | None = None, parent: str = "", **annotations: str) -> JSON:
+def queue(
+    name: str, *, state: str | None = None, parent: str | None = None, **annotations: str
+) -> JSON:
+    """A Queue; under ``root`` unless ``parent`` says otherwise (``""``: no parent written)."""
     obj: JSON = {"metadata": {"name": name, "annotations": dict(annotations)}, "spec": {}}
+    if parent is None:
+        parent = "" if name == "root" else "root"
     if parent:
         obj["spec"]["parent"] = parent
     if state:
@@ -160,10 +165,13 @@ def test_sync_of_an_unchanged_queue_writes_nothing() -> None:
     assert h.writes() == []
 
 
-def test_a_new_queue_without_state_is_written_open() -> None:
-    h = Harness(queue("q1"))
+def test_a_new_queue_is_put_under_root_and_written_open() -> None:
+    h = Harness(queue("q1", parent=""))
     h.ctrl.sync(Request("q1"))
-    assert h.writes() == [("patch", "q1", {"status": {"state": "Open"}})]
+    assert h.writes() == [
+        ("patch", "q1", {"spec": {"parent": "root"}}),
+        ("patch", "q1", {"status": {"state": "Open"}}),
+    ]
 
 
 def test_command_as_vcctl_writes_it_is_deleted_then_runs() -> None:
