@@ -71,6 +71,8 @@ class PluginOption:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     disabled: frozenset[str] = frozenset()
+    # switches written ``true``: what Volcano reads as opt-in (``enableHierarchy``)
+    switched_on: frozenset[str] = frozenset()
 
     def enabled(self, point: str) -> bool:
         """Whether this plugin's ``point`` extension is switched on (default yes)."""
@@ -200,7 +202,7 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
     arguments = raw.get("arguments") or {}
     if not isinstance(arguments, Mapping):
         raise ConfError(f"{where}.arguments: expected a mapping, got {brief(arguments)}")
-    disabled = set()
+    disabled, switched_on = set(), set()
     for key, value in raw.items():
         if key in ("name", "arguments"):
             continue
@@ -211,4 +213,6 @@ def _plugin_option(where: str, raw: Any, known: set[str] | None) -> PluginOption
             raise ConfError(f"{where}.{key}: expected a boolean, got {brief(value)}")
         if not value:
             disabled.add(ENABLE_SWITCHES[key])
-    return PluginOption(name, dict(arguments), frozenset(disabled))
+        else:
+            switched_on.add(ENABLE_SWITCHES[key])
+    return PluginOption(name, dict(arguments), frozenset(disabled), frozenset(switched_on))

@@ -92,6 +92,14 @@ class ExtensionPoints:
                     return option.enabled(point)
         return True
 
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Volcano's ``HierarchyEnabled``: ``enableHierarchy: true`` on the plugin's entry."""
+        return any(
+            option.name == plugin and "hierarchy" in option.switched_on
+            for tier in self._tiers
+            for option in tier
+        )
+
     def add_job_order_fn(self, name: str, fn: JobOrderFn) -> None:
         """Register a job comparator (negative: left first)."""
         if self._enabled(name, "job_order"):

@@ -11,6 +11,11 @@ the other queues' guarantees. Then:
 - job enqueueable: minResources + allocated + inqueue within the real capability of the
   queue and its ancestors ("queue resource quota insufficient").
 
+With ``enableHierarchy: true`` on the plugin's entry (Volcano's switch), deserved, guarantee
+and real capability are computed down the tree instead (``support/queue_hierarchy.py``):
+root sums its children's guarantee and deserved, and each child shares what its parent
+really has after its siblings' guarantees.
+
 A queue whose parent does not exist hangs under ``root``; a parent cycle is cut where it
 closes (logged). Not carried over: the reclaim/preempt hooks and the DRA accounting.
 """
@@ -30,6 +35,7 @@ from volcano_py.scheduler.plugins.support.queue_attr import (
     set_real_capability,
     total_guarantee,
 )
+from volcano_py.scheduler.plugins.support.queue_hierarchy import apply_hierarchy
 from volcano_py.scheduler.plugins.support.queue_metrics import export_queue_attrs
 from volcano_py.scheduler.plugins.support.quota_hooks import register_quota_hooks
 
@@ -59,6 +65,9 @@ class CapacityPlugin:
                 deserved[n] = max(deserved.get(n, 0.0), g)
             attr.deserved = {n: min(v, real.get(n, v)) for n, v in deserved.items()}
         chains = {name: self._chain(name, attrs, ssn.notes) for name in attrs}
+        if ssn.hierarchy_enabled(self.name):
+            parents = {n: c[1].name for n, c in chains.items() if len(c) > 1}
+            apply_hierarchy(attrs, parents, total)
         # a parent holds what its children hold
         for name, attr in attrs.items():
             for ancestor in chains[name][1:]:
