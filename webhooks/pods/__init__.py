@@ -46,7 +46,10 @@ def _budget(key: str, value: Any) -> str | None:
     if not number.lstrip("-").isdigit():
         return f"{field}: Invalid value: {text!r}: neither an integer nor a percentage"
     if not 0 < int(number) < 100:
-        return f"{field}: Invalid value: {text!r}: must be a percentage between 1% and 99%"
+        return (
+            f"{field}: Invalid value: {text!r}: it must be a valid percentage which "
+            "between 1% ~ 99%"
+        )
     return None
 
 
@@ -62,8 +65,8 @@ def validate_pod(pod: Mapping[str, Any], scheduler_names: Sequence[str]) -> list
             return [problem]
     if len(present) > 1:
         return [
-            f"metadata.annotations: Invalid value: only one of {JDB_MIN_AVAILABLE} and "
-            f"{JDB_MAX_UNAVAILABLE} may be set"
+            f"metadata.annotations: Invalid value: not allow configure multiple annotations "
+            f"<{JDB_MIN_AVAILABLE}, {JDB_MAX_UNAVAILABLE}> at same time"
         ]
     return []
 

@@ -159,8 +159,8 @@ def _hierarchy_annotations(queue: Mapping[str, Any], view: ClusterView) -> list[
     paths, parts = hierarchy.split("/"), weights.split("/")
     if len(paths) != len(parts):
         return [
-            f"{field}: Invalid value: {hierarchy!r}: {HIERARCHY_ANNOTATION} must have "
-            f"as many parts as {HIERARCHY_WEIGHTS_ANNOTATION} ({weights!r})"
+            f"{field}: Invalid value: {hierarchy!r}: {HIERARCHY_ANNOTATION} must have the "
+            f"same length with {HIERARCHY_WEIGHTS_ANNOTATION} ({weights!r})"
         ]
     if any(not p for p in paths):
         return [f"{field}[{HIERARCHY_ANNOTATION}]: Invalid value: {hierarchy!r}: empty part"]

@@ -25,10 +25,10 @@ def pod(scheduler: str = "volcano", **annotations: str) -> JSON:
     [
         ({MIN: "0"}, "positive integer"),
         ({MIN: "-3"}, "positive integer"),
-        ({MAX: "100%"}, "between 1% and 99%"),
-        ({MAX: "0%"}, "between 1% and 99%"),
+        ({MAX: "100%"}, "percentage which between 1% ~ 99%"),
+        ({MAX: "0%"}, "percentage which between 1% ~ 99%"),
         ({MIN: "lots"}, "neither an integer nor a percentage"),
-        ({MIN: "2", MAX: "30%"}, "only one of"),
+        ({MIN: "2", MAX: "30%"}, "not allow configure multiple annotations"),
     ],
     ids=["zero", "negative", "100pct", "0pct", "word", "both"],
 )

@@ -95,7 +95,10 @@ def test_guarantee_larger_than_the_cluster_is_refused_naming_the_field() -> None
 @pytest.mark.parametrize(
     ("annotations", "needle"),
     [
-        ({"volcano.sh/hierarchy": "root/a", "volcano.sh/hierarchy-weights": "1"}, "as many parts"),
+        (
+            {"volcano.sh/hierarchy": "root/a", "volcano.sh/hierarchy-weights": "1"},
+            "the same length",
+        ),
         ({"volcano.sh/hierarchy": "root/a", "volcano.sh/hierarchy-weights": "1/x"}, "not a number"),
         (
             {"volcano.sh/hierarchy": "root/a", "volcano.sh/hierarchy-weights": "1/0"},
