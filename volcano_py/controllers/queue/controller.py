@@ -71,6 +71,8 @@ QUEUE_API_VERSION = f"{R.QUEUES.group}/{R.QUEUES.version}"
 # an open under a shut parent is retried this many times (the parent may be opening and
 # the cache not have seen it yet), as Volcano's maxRequeueNum; the first refusal is an Event
 MAX_OPEN_RETRIES = 15
+OPEN_RETRY_DELAY_S = 0.05  # doubled per try, at most OPEN_RETRY_MAX_DELAY_S (about 45 s in all)
+OPEN_RETRY_MAX_DELAY_S = 5.0
 _SHUT = (QueueState.CLOSED, QueueState.CLOSING)
 
 
@@ -130,10 +132,6 @@ def parent_cycle(queues: Callable[[str], JSON | None], name: str) -> list[str] |
     return None
 
 
-class ParentShutError(Exception):
-    """An open refused for now: the parent queue is Closing or Closed (retried)."""
-
-
 class QueueController:
     """The ``queue-controller`` (Volcano's ``queuecontroller``); see the module docstring."""
 
@@ -147,6 +145,7 @@ class QueueController:
         self.queues = Store()
         self.podgroups = Store({QUEUE_INDEX: _podgroup_queue_index})
         self.commands = Store()
+        self._open_tries: dict[Request, int] = {}  # opens waiting for their parent to open
 
     @property
     def name(self) -> str:
@@ -334,12 +333,16 @@ class QueueController:
                 f"queue {name_of(queue)} stays shut: its parent queue {parent_name} is "
                 "closing or closed; open the parent first"
             )
-            tries = self.queue.num_requeues(request)
+            tries = self._open_tries.pop(request, 0)
             if tries == 0 and not request.by_parent:
                 self._warn(queue, R.QUEUES, OPEN_QUEUE_ACTION, message)
             if tries < MAX_OPEN_RETRIES:
-                raise ParentShutError(message)
+                self._open_tries[request] = tries + 1
+                delay = min(OPEN_RETRY_DELAY_S * 2**tries, OPEN_RETRY_MAX_DELAY_S)
+                self.queue.add_after(request, delay)
+                log.info("queue %s: open retried in %.2fs: %s", name_of(queue), delay, message)
             return False
+        self._open_tries.pop(request, None)
         for child in self._children(name_of(queue)):
             if annotations_of(child).get(CLOSED_BY_PARENT_ANNOTATION) == "true":
                 self.queue.add(Request(name_of(child), OPEN_QUEUE_ACTION, by_parent=True))

@@ -10,7 +10,6 @@ from tests.unit.controllers.podgroup.pgfakes import RecordingClient
 from volcano_py.api.queue import CLOSED_BY_PARENT_ANNOTATION, QueueState
 from volcano_py.controllers.queue.controller import (
     MAX_OPEN_RETRIES,
-    ParentShutError,
     QueueController,
     Request,
     parent_cycle,
@@ -247,11 +246,12 @@ def test_open_under_a_closed_parent_warns_once_and_retries_then_gives_up() -> No
         queue("q11", state="Closed", parent="q1"),
     )
     request = Request("q11", OPEN_QUEUE_ACTION)
-    with pytest.raises(ParentShutError):
-        h.ctrl.sync(request)
     for _ in range(MAX_OPEN_RETRIES):
-        h.ctrl.queue.rate_limiter.when(request)
-    h.ctrl.sync(request)  # out of retries: stays shut, no raise
+        h.ctrl.sync(request)  # refused and put back after a growing delay; nothing raised
+    assert request in h.ctrl.queue._waiting  # put back, to come again after its delay
+    assert h.ctrl._open_tries[request] == MAX_OPEN_RETRIES
+    h.ctrl.sync(request)  # out of retries: stays shut and is dropped
+    assert request not in h.ctrl._open_tries
     assert h.writes() == []
     assert [e[:2] for e in h.recorder.events] == [("Warning", OPEN_QUEUE_ACTION)]
 
@@ -266,8 +266,8 @@ def test_opening_a_parent_reopens_the_children_it_closed() -> None:
     assert h.writes() == [("patch", "q1", {"status": {"state": "Open"}})]
     assert h.drain() == [Request("q11", OPEN_QUEUE_ACTION, by_parent=True)]
     # the cache may not show the parent Open yet: retried, and no Warning Event
-    with pytest.raises(ParentShutError):
-        h.ctrl.sync(Request("q11", OPEN_QUEUE_ACTION, by_parent=True))
+    h.ctrl.sync(Request("q11", OPEN_QUEUE_ACTION, by_parent=True))
+    assert h.writes() == [("patch", "q1", {"status": {"state": "Open"}})]
     assert h.recorder.events == []
     h.ctrl.queues.put("q1", queue("q1", state="Open", parent="root"))
     h.ctrl.sync(Request("q11", OPEN_QUEUE_ACTION, by_parent=True))
