@@ -82,7 +82,8 @@ def _problems(words: list[str], before: list[list[str]]) -> list[str]:
         problems.append(f"{program!r} is not on PATH in a fresh clone: write .venv/bin/{program}")
     files = path_words(args)
     if program == "kubectl":
-        files = [a for f, a in itertools.pairwise(args) if f in {"-f", "-k"}]
+        # ``-f -`` reads the manifest from standard input (a here-document), not a file
+        files = [a for f, a in itertools.pairwise(args) if f in {"-f", "-k"} and a != "-"]
     for name in files:
         if not glob.glob(name, root_dir=ROOT):
             problems.append(f"{name}: no such file in the repository")
