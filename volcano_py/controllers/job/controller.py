@@ -215,13 +215,9 @@ class JobController:
         ):
             return
         task = annotations_of(new).get(TASK_SPEC_KEY)
-        ref = controller_ref(new) or {}
-        siblings = [
-            p
-            for p in (job_pods(self.sync_state.caches.pods, str(ref.get("uid", "")))
-                      if self.sync_state is not None else [])
-            if annotations_of(p).get(TASK_SPEC_KEY) == task
-        ]  # fmt: skip
+        uid = str((controller_ref(new) or {}).get("uid", ""))
+        pods = job_pods(self.sync_state.caches.pods, uid) if self.sync_state is not None else []
+        siblings = [p for p in pods if annotations_of(p).get(TASK_SPEC_KEY) == task]
         event, code = pod_event(old, new, siblings)
         self._queue_pod_request(self._pod_request(new, event, code))
 

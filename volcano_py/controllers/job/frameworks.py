@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api.vcjob import DEFAULT_TASK_SPEC, TASK_INDEX, TASK_SPEC_KEY, JobView, TaskSpec
-from volcano_py.controllers.job.plugins import Writer, flags
+from volcano_py.controllers.job.plugins import Writer, check_host_list, flags
 
 JSON = dict[str, Any]
 
@@ -90,9 +90,11 @@ class PytorchPlugin(_Marker):
         for container in pod.setdefault("spec", {}).get("containers") or []:
             _open_port(container, port, "pytorchjob-port")
             env = container.setdefault("env", [])
-            env += [{"name": "MASTER_ADDR", "value": address},
-                    {"name": "MASTER_PORT", "value": str(port)},
-                    {"name": "WORLD_SIZE", "value": str(world)}]  # fmt: skip
+            env += [
+                {"name": "MASTER_ADDR", "value": address},
+                {"name": "MASTER_PORT", "value": str(port)},
+                {"name": "WORLD_SIZE", "value": str(world)},
+            ]
             if task in (master, worker):
                 env.append({"name": "RANK", "value": str(rank)})
 
@@ -108,9 +110,13 @@ class PytorchPlugin(_Marker):
             f"2>/dev/null; do [ $T -ge {timeout} ] && echo timeout && exit 1; "
             "sleep 2; T=$((T + 2)); done"
         )
-        init.append({"name": "wait-for-master",
-                     "image": args.get("wait-master-image", "busybox:1.36.1"),
-                     "command": ["sh", "-c", script]})  # fmt: skip
+        init.append(
+            {
+                "name": "wait-for-master",
+                "image": args.get("wait-master-image", "busybox:1.36.1"),
+                "command": ["sh", "-c", script],
+            }
+        )
 
 
 @dataclass
@@ -132,6 +138,7 @@ class MpiPlugin(_Marker):
                 return
             spec = workers.template.get("spec") or {}
             count = 1 if spec.get("hostname") else workers.replicas
+            check_host_list(view, workers, count, per_host=1)
             hosts = [domain_name(workers, view.name, i) for i in range(count)]
             env = {"name": "MPI_HOST", "value": ",".join(hosts)}
         spec = pod.setdefault("spec", {})
@@ -158,6 +165,7 @@ class TensorflowPlugin(_Marker):
         cluster: dict[str, list[str]] = {}
         for task in view.tasks:
             if task.name in roles:
+                check_host_list(view, task, task.replicas, per_host=len(str(port)) + 4)
                 hosts = [f"{domain_name(task, view.name, i)}:{port}" for i in range(task.replicas)]
                 if hosts:
                     cluster[roles[task.name]] = hosts

@@ -26,6 +26,11 @@ removes it too (the garbage collector). Volcano's plugins:
 
 Arguments are Volcano's flags (``--name=value``, ``--flag`` for true). Unknown plugin names
 are reported by the controller, not here.
+
+Host lists are bounded: an object the API server stores (a ConfigMap, a Secret, a pod with
+its env) holds at most ``MAX_HOST_LIST_BYTES`` (1 MiB, etcd's request limit rounded down), so
+a task whose host list would be larger fails the plugin step with a ``PluginError`` naming
+``spec.tasks[i].replicas`` before any list is built; a huge ``replicas`` never costs memory.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from volcano_py.api.vcjob import (
     JOB_NAMESPACE_KEY,
     TASK_INDEX,
     JobView,
+    TaskSpec,
     job_owner_reference,
 )
 from volcano_py.kube.errors import AlreadyExists, NotFound
@@ -54,6 +60,28 @@ CONFIGMAP_MOUNT_PATH = "/etc/volcano"
 SSH_ABSOLUTE_PATH = "/root/.ssh"
 SSH_RELATIVE_PATH = ".ssh"
 SSH_FILES = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
+MAX_HOST_LIST_BYTES = 1 << 20
+
+
+class PluginError(Exception):
+    """A plugin step that cannot succeed for this Job as written (the message names why)."""
+
+
+def check_host_list(view: JobView, task: TaskSpec, count: int, per_host: int = 0) -> None:
+    """Raise ``PluginError`` when ``count`` hosts of ``task`` would pass the size bound.
+
+    ``per_host`` is what each entry adds beyond ``<job>-<task>-<index>.<subdomain>`` (a
+    port, a separator); the estimate takes the longest index, so it never undercounts.
+    """
+    subdomain = (task.template.get("spec") or {}).get("subdomain") or view.name
+    entry = len(view.name) + len(task.name) + len(str(count)) + len(subdomain) + 4 + per_host
+    if count * entry > MAX_HOST_LIST_BYTES:
+        index = next((i for i, t in enumerate(view.tasks) if t.name == task.name), 0)
+        raise PluginError(
+            f"spec.tasks[{index}].replicas: {count} hosts of task {task.name!r} take about "
+            f"{count * entry} bytes, more than the {MAX_HOST_LIST_BYTES} bytes one object "
+            "may hold"
+        )
 
 
 class Writer(Protocol):
@@ -84,8 +112,11 @@ def _containers(pod: JSON) -> Iterator[JSON]:
 
 
 def _owned(job: Mapping[str, Any], view: JobView, name: str) -> JSON:
-    return {"name": name, "namespace": view.namespace,
-            "ownerReferences": [job_owner_reference(job)]}  # fmt: skip
+    return {
+        "name": name,
+        "namespace": view.namespace,
+        "ownerReferences": [job_owner_reference(job)],
+    }
 
 
 def _create(writer: Writer, resource: R.APIResource, body: JSON, namespace: str) -> None:
@@ -107,6 +138,7 @@ def hosts(view: JobView) -> dict[str, list[str]]:
         if fixed:  # every pod has the same hostname: one entry (none without pods)
             names = [fixed] if task.replicas > 0 else []
         else:
+            check_host_list(view, task, task.replicas, per_host=1)
             names = [f"{view.name}-{task.name}-{i}" for i in range(task.replicas)]
         out[task.name] = [f"{n}.{subdomain}" for n in names]
     return out
@@ -123,8 +155,10 @@ class EnvPlugin:
         index = (pod.get("metadata") or {}).get("labels", {}).get(TASK_INDEX, "")
         for container in _containers(pod):
             env = container.setdefault("env", [])
-            env += [{"name": "VK_TASK_INDEX", "value": index},
-                    {"name": "VC_TASK_INDEX", "value": index}]  # fmt: skip
+            env += [
+                {"name": "VK_TASK_INDEX", "value": index},
+                {"name": "VC_TASK_INDEX", "value": index},
+            ]
 
     def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Nothing to create."""
@@ -163,8 +197,9 @@ class SvcPlugin:
             for task in view.tasks:
                 key = _env_key(task.name).upper()
                 names += [f"VC_{key}_HOSTS", f"VC_{key}_NUM"]
-            env = [{"name": n, "valueFrom": {"configMapKeyRef": {"name": cm, "key": n}}}
-                   for n in names]  # fmt: skip
+            env = [
+                {"name": n, "valueFrom": {"configMapKeyRef": {"name": cm, "key": n}}} for n in names
+            ]
             for container in _containers(pod):
                 container.setdefault("env", []).extend(env)
         spec.setdefault("volumes", []).append({"name": cm, "configMap": {"name": cm}})
@@ -183,23 +218,35 @@ class SvcPlugin:
             data[f"VC_{key.upper()}_NUM"] = str(len(names))
         ns = view.namespace
         meta = _owned(job, view, self.configmap_name(view))
-        _create(writer, R.CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap",
-                                        "metadata": meta, "data": data}, ns)  # fmt: skip
+        _create(
+            writer,
+            R.CONFIGMAPS,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data},
+            ns,
+        )
         selector = {JOB_NAME_KEY: view.name, JOB_NAMESPACE_KEY: ns}
         service: JSON = {
-            "apiVersion": "v1", "kind": "Service", "metadata": _owned(job, view, view.name),
-            "spec": {"clusterIP": "None", "selector": selector,
-                     "publishNotReadyAddresses": self._flag("publish-not-ready-addresses", False)},
-        }  # fmt: skip
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _owned(job, view, view.name),
+            "spec": {
+                "clusterIP": "None",
+                "selector": selector,
+                "publishNotReadyAddresses": self._flag("publish-not-ready-addresses", False),
+            },
+        }
         _create(writer, R.SERVICES, service, ns)
         if not self._flag("disable-network-policy", False):
             policy: JSON = {
-                "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
                 "metadata": _owned(job, view, view.name),
-                "spec": {"podSelector": {"matchLabels": selector},
-                         "ingress": [{"from": [{"podSelector": {"matchLabels": selector}}]}],
-                         "policyTypes": ["Ingress"]},
-            }  # fmt: skip
+                "spec": {
+                    "podSelector": {"matchLabels": selector},
+                    "ingress": [{"from": [{"podSelector": {"matchLabels": selector}}]}],
+                    "policyTypes": ["Ingress"],
+                },
+            }
             _create(writer, R.NETWORKPOLICIES, policy, ns)
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
@@ -266,8 +313,7 @@ class SshPlugin:
         name = self.secret_name(view)
         mode = 0o600 if self.key_path() == SSH_ABSOLUTE_PATH else 0o644
         items = [{"key": f, "path": f"{SSH_RELATIVE_PATH}/{f}"} for f in SSH_FILES]
-        volume = {"name": name, "secret": {"secretName": name, "items": items,
-                                           "defaultMode": mode}}  # fmt: skip
+        volume = {"name": name, "secret": {"secretName": name, "items": items, "defaultMode": mode}}
         pod.setdefault("spec", {}).setdefault("volumes", []).append(volume)
         for container in _containers(pod):
             container.setdefault("volumeMounts", []).append(
@@ -282,11 +328,18 @@ class SshPlugin:
             public = given.get("ssh-public-key", "").encode()
         else:
             private, public = self.key_source()
-        files = {"id_rsa": private, "id_rsa.pub": public, "authorized_keys": public,
-                 "config": ssh_config(view, self.port()).encode()}  # fmt: skip
-        secret = {"apiVersion": "v1", "kind": "Secret",
-                  "metadata": _owned(job, view, self.secret_name(view)),
-                  "data": {k: base64.b64encode(v).decode() for k, v in files.items()}}  # fmt: skip
+        files = {
+            "id_rsa": private,
+            "id_rsa.pub": public,
+            "authorized_keys": public,
+            "config": ssh_config(view, self.port()).encode(),
+        }
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _owned(job, view, self.secret_name(view)),
+            "data": {k: base64.b64encode(v).decode() for k, v in files.items()},
+        }
         _create(writer, R.SECRETS, secret, view.namespace)
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:

@@ -28,11 +28,13 @@ pods and how the job's status changes afterwards. The three kinds of step are Vo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
-from volcano_py.api.vcjob import Action, JobPhase, JobView
+from volcano_py.api.meta import annotations_of, is_being_deleted
+from volcano_py.api.vcjob import TASK_SPEC_KEY, Action, JobPhase, JobView
 
 POD_PENDING = "Pending"
 POD_RUNNING = "Running"
@@ -69,6 +71,14 @@ class Status:
         if task:
             phases = self.task_status_count.setdefault(task, {})
             phases[bucket] = phases.get(bucket, 0) + 1
+
+    def count_existing(self, pod: Mapping[str, Any]) -> None:
+        """Add a cached pod: terminating when being deleted, else by its task and phase."""
+        if is_being_deleted(pod):
+            self.terminating += 1
+            return
+        task = annotations_of(pod).get(TASK_SPEC_KEY, "")
+        self.count_pod(task, (pod.get("status") or {}).get("phase", ""))
 
 
 UpdateFn = Callable[[Status], bool]

@@ -63,8 +63,17 @@ def status_body(job: Mapping[str, Any], status: Status, *, changed_phase: bool) 
         )
         raw["conditions"] = conditions
     raw["state"] = state
-    for name in ("minAvailable", "pending", "running", "succeeded", "failed", "terminating",
-                 "unknown", "version", "retryCount"):  # fmt: skip
+    for name in (
+        "minAvailable",
+        "pending",
+        "running",
+        "succeeded",
+        "failed",
+        "terminating",
+        "unknown",
+        "version",
+        "retryCount",
+    ):
         attr = {"minAvailable": "min_available", "retryCount": "retry_count"}.get(name, name)
         value = getattr(status, attr)
         if value:

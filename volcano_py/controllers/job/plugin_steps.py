@@ -1,0 +1,65 @@
+"""The plugin steps of a Job's reconcile: Volcano's ``pluginOnJobAdd`` / ``pluginOnJobDelete``.
+
+A plugin runs ``on_job_add`` once; that it did is recorded in ``status.controlledResources``
+(``plugin-<name>: <name>``), so a restarted controller does not add it again, and a whole-job
+kill runs ``on_job_delete`` for the ones recorded (a restarted job adds them afresh).
+
+A plugin that cannot do its step (the API server rejects its object, or ``PluginError``: its
+host list is too large) gets a Warning ``PluginError`` Event on the Job and the step fails.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from volcano_py.api import resources as R
+from volcano_py.api.vcjob import JobView
+from volcano_py.controllers.job.context import JobContext
+from volcano_py.controllers.job.plugin_registry import plugins_of
+from volcano_py.controllers.job.plugins import JobPlugin, PluginError
+from volcano_py.kube.errors import Invalid
+from volcano_py.kube.events import WARNING
+
+JSON = dict[str, Any]
+
+REASON_PLUGIN_ERROR = "PluginError"
+
+
+def add_plugins(ctx: JobContext, job: JSON, view: JobView, plugins: list[JobPlugin]) -> JSON | None:
+    """Run ``on_job_add`` once per plugin; the Job body to write when one ran, else None."""
+    controlled = dict((job.get("status") or {}).get("controlledResources") or {})
+    added = False
+    for plugin in plugins:
+        if controlled.get(f"plugin-{plugin.name}") == plugin.name:
+            continue
+        try:
+            plugin.on_job_add(job, view, ctx.client)
+        except (Invalid, PluginError) as e:
+            message = f"Execute plugin {plugin.name} when job add failed, err: {e}"
+            ctx.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
+            raise
+        controlled[f"plugin-{plugin.name}"] = plugin.name
+        added = True
+    return _with_controlled(job, controlled) if added else None
+
+
+def delete_plugins(ctx: JobContext, job: JSON, view: JobView) -> JSON:
+    """Run ``on_job_delete`` for the plugins that added something; forget them (not written)."""
+    controlled = dict((job.get("status") or {}).get("controlledResources") or {})
+    plugins, _ = plugins_of(view)
+    removed = False
+    for plugin in plugins:
+        if controlled.get(f"plugin-{plugin.name}") != plugin.name:
+            continue
+        plugin.on_job_delete(job, view, ctx.client)
+        del controlled[f"plugin-{plugin.name}"]
+        removed = True
+    return _with_controlled(job, controlled) if removed else job
+
+
+def _with_controlled(job: JSON, controlled: dict[str, str]) -> JSON:
+    """A copy of ``job`` with ``status.controlledResources`` replaced."""
+    body = copy.deepcopy(job)
+    body.setdefault("status", {})["controlledResources"] = controlled
+    return body
