@@ -181,7 +181,7 @@ def test_validate_command_checks_vcjobs_offline(tmp_path: Any) -> None:
         "OK good",
         "WARNING good: spec.plugins: not supported yet, the job runs without: ray",
         "DENIED bad: spec.minAvailable: Invalid value: 9: must not be greater than the tasks' "
-        "replicas (2)",
+        "replicas (2) (job 'minAvailable' should not be greater than total replicas in tasks)",
     ]
 
 
