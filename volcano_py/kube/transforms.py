@@ -12,8 +12,11 @@ knows what the cache holds:
   ``spec.ephemeralContainers``, ``spec.securityContext``, DNS and service-link settings,
   ``spec.imagePullSecrets``, ``spec.terminationGracePeriodSeconds``, the deprecated
   ``spec.serviceAccount``; of each container and init container only ``name``,
-  ``resources``, ``ports`` and ``restartPolicy`` (sidecars) are kept; the
-  ``status.*ContainerStatuses`` lists;
+  ``resources``, ``ports`` and ``restartPolicy`` (sidecars) are kept; of each entry of
+  ``status.containerStatuses`` / ``initContainerStatuses`` only ``name``, ``ready``,
+  ``restartCount`` and ``state.terminated``'s ``exitCode`` and ``reason`` (the job
+  controller's exit-code policies, ``dependsOn`` readiness and ``maxRetry``); the
+  ``ephemeralContainerStatuses`` list;
 - Nodes: ``status.images``, ``status.nodeInfo``, ``status.daemonEndpoints``,
   ``status.volumesAttached``, ``status.volumesInUse``, ``status.config``.
 
@@ -25,12 +28,21 @@ and status and in the conditions. Nodes (fewer, each different) get every short 
 interned. This is why cached objects are strictly read-only: a subtree may be shared by
 thousands of pods. Transforms edit the freshly decoded object in place (nobody else holds it
 yet) and return it.
+
+**The contract is checked, not hoped for.** Every consumer of a shared cache declares the
+fields it reads as a ``CacheReads`` (dotted paths, ``[]`` for each item of a list) beside its
+informer wiring; ``lost_fields(reads)`` runs an object carrying every declared field through
+the real transform and names the ones that did not survive. A unit test runs it for every
+consumer of the Pod cache (controller-runtime's cache options are the model: a consumer
+says what it needs from the cache, the cache does not guess).
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -53,7 +65,10 @@ _POD_SPEC_DROP = (
     "serviceAccount",
 )
 _CONTAINER_KEEP = ("name", "resources", "ports", "restartPolicy")
-_POD_STATUS_DROP = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+_POD_STATUS_DROP = ("ephemeralContainerStatuses",)
+_POD_STATUS_SLIM = ("containerStatuses", "initContainerStatuses")
+_CONTAINER_STATUS_KEEP = ("name", "ready", "restartCount")
+_TERMINATED_KEEP = ("exitCode", "reason")
 _NODE_STATUS_DROP = (
     "images",
     "nodeInfo",
@@ -214,6 +229,10 @@ def slim_pod(obj: JSON, sharer: SubtreeSharer = _POD_SUBTREES) -> JSON:
     if status:
         for key in _POD_STATUS_DROP:
             status.pop(key, None)
+        for key in _POD_STATUS_SLIM:
+            statuses = status.get(key)
+            if statuses:
+                status[key] = share([_slim_container_status(c) for c in statuses])
         for condition in status.get("conditions") or ():
             _intern_values(condition)
         _intern_values(status)
@@ -233,6 +252,17 @@ def _claim_volume(volume: JSON) -> JSON | None:
     return None
 
 
+def _slim_container_status(entry: JSON) -> JSON:
+    """One container status with only what consumers read (see the module docstring)."""
+    out = {k: entry[k] for k in _CONTAINER_STATUS_KEEP if k in entry}
+    terminated = (entry.get("state") or {}).get("terminated")
+    if isinstance(terminated, dict):
+        out["state"] = {
+            "terminated": {k: terminated[k] for k in _TERMINATED_KEEP if k in terminated}
+        }
+    return out
+
+
 def slim_node(obj: JSON) -> JSON:
     """The Node transform: see the module docstring for what is dropped."""
     strip_managed_fields(obj)
@@ -249,3 +279,67 @@ DEFAULT_TRANSFORMS: dict[APIResource, Transform] = {PODS: slim_pod, NODES: slim_
 def default_transform(resource: APIResource) -> Transform:
     """The transform an informer for ``resource`` uses unless told otherwise."""
     return DEFAULT_TRANSFORMS.get(resource, strip_managed_fields)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheReads:
+    """The fields one consumer reads from a shared cache (see the module docstring).
+
+    ``fields`` are dotted paths from the object's root; ``name[]`` steps into every item of
+    the list ``name`` (``status.containerStatuses[].state.terminated.exitCode``).
+    """
+
+    consumer: str
+    resource: APIResource
+    fields: tuple[str, ...]
+
+
+_PROBE = "probe-value"
+
+
+def _steps(path: str) -> list[tuple[str, bool]]:
+    """``a.b[].c`` -> ``[("a", False), ("b", True), ("c", False)]``."""
+    return [(part.removesuffix("[]"), part.endswith("[]")) for part in path.split(".")]
+
+
+def example_object(fields: tuple[str, ...]) -> JSON:
+    """An object that carries every path of ``fields`` (leaves are a probe string)."""
+    root: JSON = {}
+    for path in fields:
+        node: JSON = root
+        steps = _steps(path)
+        for i, (name, is_list) in enumerate(steps):
+            last = i == len(steps) - 1
+            if is_list:
+                items = node.get(name)
+                if not isinstance(items, list):
+                    items = node[name] = [{}]
+                node = items[0]
+            elif last:
+                node.setdefault(name, _PROBE)
+            else:
+                child = node.get(name)
+                if not isinstance(child, dict):
+                    child = node[name] = {}
+                node = child
+    return root
+
+
+def _holds(value: Any, steps: list[tuple[str, bool]]) -> bool:
+    if not steps:
+        return True
+    (name, is_list), rest = steps[0], steps[1:]
+    if not isinstance(value, dict) or name not in value:
+        return False
+    child = value[name]
+    if is_list:
+        return isinstance(child, list) and bool(child) and all(_holds(c, rest) for c in child)
+    return _holds(child, rest)
+
+
+def lost_fields(reads: CacheReads, transform: Transform | None = None) -> list[str]:
+    """The declared fields that ``reads.resource``'s transform (or ``transform``) drops."""
+    slim = (transform or default_transform(reads.resource))(
+        copy.deepcopy(example_object(reads.fields))
+    )
+    return [path for path in reads.fields if not _holds(slim, _steps(path))]

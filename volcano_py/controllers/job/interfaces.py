@@ -14,8 +14,35 @@ from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref
 from volcano_py.api.vcjob import API_VERSION, KIND
 from volcano_py.kube.store import Store
+from volcano_py.kube.transforms import CacheReads
 
 JSON = dict[str, Any]
+
+# What job-controller reads from the shared Pod cache (checked against the Pod transform by
+# tests/unit/kube/test_cache_contract.py): identity and ownership for bookkeeping, the
+# annotations and labels naming task, version and partition, the phase for counts, and the
+# container statuses for exit-code policies, dependsOn readiness and maxRetry.
+POD_READS = CacheReads(
+    "job-controller",
+    R.PODS,
+    (
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "metadata.resourceVersion",
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.deletionTimestamp",
+        "metadata.ownerReferences[].apiVersion",
+        "metadata.ownerReferences[].kind",
+        "metadata.ownerReferences[].uid",
+        "metadata.ownerReferences[].controller",
+        "status.phase",
+        "status.containerStatuses[].ready",
+        "status.containerStatuses[].restartCount",
+        "status.containerStatuses[].state.terminated.exitCode",
+    ),
+)
 
 # Index of the pod cache: the uid of the Volcano Job that controls each pod.
 JOB_UID_INDEX = "job-controller:job-uid"

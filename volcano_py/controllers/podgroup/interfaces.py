@@ -14,6 +14,7 @@ from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref
 from volcano_py.kube.store import Store
+from volcano_py.kube.transforms import CacheReads
 from volcano_py.kube.verbs import Create, Delete, Get, Patch, Update
 
 POD = "Pod"
@@ -24,6 +25,36 @@ CACHED_OWNERS = {REPLICASET: R.REPLICASETS, STATEFULSET: R.STATEFULSETS}
 FETCHED_OWNERS = {"DaemonSet": R.DAEMONSETS, "Job": R.JOBS}
 # Index of the pod cache: the uid of each pod's controller.
 CONTROLLER_UID_INDEX = "pg-controller:controller-uid"
+
+
+# What pg-controller reads from the shared Pod cache (checked against the Pod transform by
+# tests/unit/kube/test_cache_contract.py): identity, owners and group annotation, the
+# scheduler name, and what a pod's quota usage is made of.
+POD_READS = CacheReads(
+    "pg-controller",
+    R.PODS,
+    (
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "metadata.labels",
+        "metadata.annotations",
+        "metadata.creationTimestamp",
+        "metadata.deletionTimestamp",
+        "metadata.deletionGracePeriodSeconds",
+        "metadata.ownerReferences[].kind",
+        "metadata.ownerReferences[].name",
+        "metadata.ownerReferences[].uid",
+        "metadata.ownerReferences[].controller",
+        "spec.schedulerName",
+        "spec.priorityClassName",
+        "spec.overhead",
+        "spec.containers[].resources",
+        "spec.initContainers[].resources",
+        "spec.initContainers[].restartPolicy",
+        "status.phase",
+    ),
+)
 
 
 def controller_uid_index(pod: JSON) -> list[str]:

@@ -23,7 +23,9 @@ import orjson
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
+from volcano_py.api.resources import PODS
 from volcano_py.kube.memo import GenerationMemo
+from volcano_py.kube.transforms import CacheReads
 from volcano_py.scheduler.api.host_ports import HostPort, host_ports
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.volumes import Claim, pod_claims
@@ -255,3 +257,43 @@ class TaskInfo:
         """``Task(ns/name Pending on node)``."""
         gated = " gated" if self.gated else ""
         return f"Task({self.key} {self.status.name}{gated} on {self.node_name or '-'})"
+
+
+# What the scheduler reads from the shared Pod cache (checked against the Pod transform by
+# tests/unit/kube/test_cache_contract.py): identity and group, placement constraints, the
+# request's parts, priority, and the phase and conditions it keeps.
+POD_READS = CacheReads(
+    "scheduler",
+    PODS,
+    (
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "metadata.resourceVersion",
+        "metadata.labels",
+        "metadata.annotations",
+        "metadata.creationTimestamp",
+        "metadata.deletionTimestamp",
+        "metadata.ownerReferences[].uid",
+        "spec.schedulerName",
+        "spec.nodeName",
+        "spec.nodeSelector",
+        "spec.affinity",
+        "spec.tolerations",
+        "spec.priority",
+        "spec.priorityClassName",
+        "spec.preemptionPolicy",
+        "spec.overhead",
+        "spec.containers[].resources",
+        "spec.containers[].ports",
+        "spec.initContainers[].resources",
+        "spec.initContainers[].ports",
+        "spec.initContainers[].restartPolicy",
+        "spec.schedulingGates",
+        "spec.volumes[].name",
+        "spec.volumes[].persistentVolumeClaim.claimName",
+        "status.phase",
+        "status.conditions[].type",
+        "status.conditions[].status",
+    ),
+)
