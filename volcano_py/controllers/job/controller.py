@@ -8,6 +8,9 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
 - a Job added -> its key; updated -> its key when its spec or phase changed (our own status
   writes do not requeue it); deleted -> forgotten (its pods and PodGroup carry owner
   references, the garbage collector removes them);
+- every pod event first tells the reconcile the informer has seen that pod (its create
+  expectation is met, ``podwork.py``), so a pod created and deleted between two syncs is
+  created again instead of counting as Pending forever;
 - a pod of a vcjob updated -> a request with the event its new phase means (``PodFailed``
   with the first container's exit code, ``TaskCompleted`` when every pod of its task
   succeeded, ``PodRunning``, ``PodPending``) so policies can react; deleted -> ``PodEvicted``
@@ -130,7 +133,9 @@ class JobController:
                 )
             ),
             pods.add_event_handler(
-                EventHandler(on_update=self._pod_updated, on_delete=self._pod_gone)
+                EventHandler(
+                    on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_gone
+                )
             ),
             podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
             commands.add_event_handler(EventHandler(on_add=self._command_added)),
@@ -209,7 +214,13 @@ class JobController:
             isinstance(t, dict) and t.get("policies") for t in spec.get("tasks") or []
         )
 
+    def _pod_added(self, pod: JSON) -> None:
+        if self.sync_state is not None:
+            self.sync_state.observed(pod)
+
     def _pod_updated(self, old: JSON, new: JSON) -> None:
+        if self.sync_state is not None:
+            self.sync_state.observed(new)
         if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
             "resourceVersion"
         ):
@@ -222,6 +233,8 @@ class JobController:
         self._queue_pod_request(self._pod_request(new, event, code))
 
     def _pod_gone(self, pod: JSON) -> None:
+        if self.sync_state is not None:
+            self.sync_state.observed(pod)
         ours = self.sync_state is not None and self.sync_state.deleted_by_us(pod)
         event = Event.OUT_OF_SYNC if ours else Event.POD_EVICTED
         self._queue_pod_request(self._pod_request(pod, event))

@@ -7,6 +7,7 @@ without threads or informers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -101,8 +102,15 @@ class JobClient(Protocol):
         """PUT an object (or its ``subresource``)."""
         ...
 
-    def delete(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """DELETE an object."""
+    def delete(
+        self,
+        resource: R.APIResource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> JSON:
+        """DELETE an object (only while ``preconditions``, e.g. its uid, still hold)."""
         ...
 
 

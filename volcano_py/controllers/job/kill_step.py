@@ -8,7 +8,9 @@
   ``RestartPod`` / ``RestartPartition``) are deleted and the status is written.
 
 Like the SYNC step it works from the cache: a pod already being deleted counts as
-terminating and is not deleted again, and only pods the Job controls are ever deleted.
+terminating and is not deleted again, and only pods the Job controls are ever deleted. A
+whole-job kill also deletes the pods this controller created that the cache does not show
+yet (by name and uid), so a restart racing its own creates leaves no pod of the old version.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ def kill_job(
     else:
         victims = _targets(pods, request, action)
     errors: list[str] = []
+    if whole_job:  # ours, created but not shown by the cache yet: they go too
+        cached = {name_of(p) for p in pods}
+        key = f"{view.namespace}/{view.name}"
+        for name, uid in ctx.pods.created_not_cached(key, dict.fromkeys(cached)).items():
+            if ctx.pods.delete_created(view, name, uid, errors):
+                new.terminating += 1
     for pod in victims:
         if is_being_deleted(pod) or ctx.pods.delete(view, pod, errors):
             new.terminating += 1

@@ -10,12 +10,17 @@ promises:
 - **Slow start.** Within a sync it creates in batches of 1, 2, 4, ... (Kubernetes'
   ``slowStartBatch``); a batch with a failure ends the sync's creates, so a template the API
   server rejects costs one request, not thousands.
-- **Remembers its own writes until the cache shows them.** A created pod counts as Pending
-  until the informer delivers it (``created_not_cached``); a deleted pod's disappearance is
-  not an eviction (``deleted_by_us``). Both sets are per Job and shrink as the cache
-  catches up, so they hold at most the pods in flight.
+- **Remembers its own writes until the informer has seen them** (Kubernetes' controller
+  expectations). A created pod counts as Pending until the informer delivers any event for
+  it (``observed``: add, update or delete), not until a sync happens to find it in the
+  cache: a pod created and deleted between two syncs is seen as gone and created again,
+  instead of counting as Pending forever (the stranded 12th pod of jobseq's "Restart job
+  when job is unschedulable"). An expectation the informer never meets expires after
+  ``CREATE_EXPECTATION_TTL_S`` on the injected clock. A deleted pod's disappearance is not
+  an eviction (``deleted_by_us``). Both sets are per Job and hold at most the pods in flight.
 - **Deletes only what the Job owns**: a pod whose controller owner reference is another
-  object (or this name under another Job's uid) is never deleted.
+  object (or this name under another Job's uid) is never deleted, and every delete carries
+  the pod's uid as a precondition, so a pod of the same name created since is never hit.
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from volcano_py.api import resources as R
-from volcano_py.api.meta import controller_ref, name_of
-from volcano_py.api.vcjob import JobView, TaskSpec
+from volcano_py.api.meta import annotations_of, controller_ref, name_of, namespace_of, uid_of
+from volcano_py.api.vcjob import JOB_NAME_KEY, JobView, TaskSpec
 from volcano_py.controllers.job.builder import build_pod
 from volcano_py.controllers.job.interfaces import JobClient
 from volcano_py.controllers.job.plugins import JobPlugin, PluginError
-from volcano_py.kube.errors import AlreadyExists, Forbidden, Invalid, NotFound
+from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
 
 JSON = dict[str, Any]
 
@@ -40,6 +46,8 @@ CREATE_THREADS = 16
 # Kubernetes' Job controller: MaxPodCreateDeletePerSync and SlowStartInitialBatchSize.
 MAX_CREATES_PER_SYNC = 500
 SLOW_START_INITIAL_BATCH = 1
+# Kubernetes' ExpectationsTimeout: an expectation the informer never meets is dropped.
+CREATE_EXPECTATION_TTL_S = 300.0
 
 Created = tuple[TaskSpec, JSON]
 
@@ -53,27 +61,47 @@ class PodWriter:
         *,
         create_threads: int = CREATE_THREADS,
         max_creates_per_sync: int = MAX_CREATES_PER_SYNC,
+        clock: Clock | None = None,
     ) -> None:
         self.client = client
+        self.clock: Clock = clock or RealClock()
         self.create_threads = create_threads
         self.max_creates_per_sync = max(1, max_creates_per_sync)
         self._lock = threading.Lock()
         self._deleted: set[str] = set()  # uids of pods we deleted, until their delete is seen
-        self._created: dict[str, set[str]] = {}  # job key -> pods we created, until cached
+        # job key -> {pod name: (uid, created at)} for pods we created, until observed
+        self._created: dict[str, dict[str, tuple[str, float]]] = {}
         self._executor: ThreadPoolExecutor | None = None
 
     # --- what is in flight ---------------------------------------------------------------------
 
-    def created_not_cached(self, job_key: str, cached: Mapping[str, Any]) -> set[str]:
-        """Names of pods we created for ``job_key`` that ``cached`` (by name) does not hold."""
+    def created_not_cached(self, job_key: str, cached: Mapping[str, Any]) -> dict[str, str]:
+        """Pods (name -> uid) we created for ``job_key`` that the informer has not shown yet.
+
+        ``cached`` (the Job's cached pods by name) also meets an expectation: the informer
+        delivered that pod before its handler ran.
+        """
+        oldest = self.clock.now() - CREATE_EXPECTATION_TTL_S
         with self._lock:
             names = self._created.get(job_key)
             if not names:
-                return set()
-            names.difference_update(cached)
+                return {}
+            for name in [n for n, (_, at) in names.items() if n in cached or at < oldest]:
+                del names[name]
             if not names:
                 del self._created[job_key]
-            return set(names)
+            return {name: uid for name, (uid, _) in names.items()}
+
+    def observed(self, pod: Mapping[str, Any]) -> None:
+        """The informer delivered an event for ``pod``: a create expectation is met."""
+        job = annotations_of(pod).get(JOB_NAME_KEY)
+        if not job:
+            return
+        job_key = f"{namespace_of(pod)}/{job}"
+        with self._lock:
+            names = self._created.get(job_key)
+            if names is not None and names.pop(name_of(pod), None) is not None and not names:
+                del self._created[job_key]
 
     def deleted_by_us(self, pod: Mapping[str, Any]) -> bool:
         """Whether we deleted ``pod`` (its disappearance is then no eviction); forgets it."""
@@ -141,9 +169,10 @@ class PodWriter:
     def _remember_created(self, view: JobView, made: list[Created]) -> None:
         if not made:
             return
+        now = self.clock.now()
         with self._lock:
-            names = self._created.setdefault(f"{view.namespace}/{view.name}", set())
-            names.update(name_of(body) for _, body in made)
+            names = self._created.setdefault(f"{view.namespace}/{view.name}", {})
+            names.update((name_of(body), (uid_of(body), now)) for _, body in made)
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -167,13 +196,17 @@ class PodWriter:
         owner = controller_ref(pod)
         if owner is None or owner.get("uid") != view.uid:
             return False  # never delete a pod this Job does not own
+        return self.delete_created(view, name_of(pod), uid_of(pod), errors)
+
+    def delete_created(self, view: JobView, name: str, uid: str, errors: list[str]) -> bool:
+        """Delete the pod ``name`` only while it is the one with ``uid`` (ours)."""
         with self._lock:
-            self._deleted.add((pod.get("metadata") or {}).get("uid", ""))
+            self._deleted.add(uid)
         try:
-            self.client.delete(R.PODS, name_of(pod), view.namespace)
-        except NotFound:
-            return True
+            self.client.delete(R.PODS, name, view.namespace, preconditions={"uid": uid})
+        except (NotFound, Conflict):
+            return True  # gone, or the name now belongs to a newer pod: ours is gone
         except (Invalid, Forbidden) as e:
-            errors.append(f"failed to delete pod {name_of(pod)}: {e}")
+            errors.append(f"failed to delete pod {name}: {e}")
             return False
         return True

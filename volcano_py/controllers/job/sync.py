@@ -73,7 +73,10 @@ class JobSync:
             clock=clock or RealClock(),
             writer=JobStatusWriter(client, caches.jobs, recorder),
             pods=PodWriter(
-                client, create_threads=create_threads, max_creates_per_sync=max_creates_per_sync
+                client,
+                create_threads=create_threads,
+                max_creates_per_sync=max_creates_per_sync,
+                clock=clock,
             ),
             enqueue_after=enqueue_after,
         )
@@ -86,6 +89,10 @@ class JobSync:
     def deleted_by_us(self, pod: Mapping[str, Any]) -> bool:
         """Whether we deleted ``pod`` (its disappearance is then no eviction); forgets it."""
         return self.ctx.pods.deleted_by_us(pod)
+
+    def observed(self, pod: Mapping[str, Any]) -> None:
+        """The informer delivered an event for ``pod`` (see ``PodWriter.observed``)."""
+        self.ctx.pods.observed(pod)
 
     def forget(self, key: str) -> None:
         """The Job is gone: drop what we remember of it."""

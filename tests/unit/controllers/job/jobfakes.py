@@ -67,6 +67,7 @@ class RecordingClient:
         self._record(Call("create", resource.plural, body["metadata"]["name"], body))
         out = copy.deepcopy(body)
         out["metadata"]["resourceVersion"] = str(next(_VERSIONS))
+        out["metadata"].setdefault("uid", f"uid-{out['metadata']['name']}")
         out.setdefault("status", {"phase": "Pending"} if resource.plural == "pods" else {})
         return out
 
@@ -77,8 +78,15 @@ class RecordingClient:
         out["metadata"]["resourceVersion"] = str(next(_VERSIONS))
         return out
 
-    def delete(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
-        self._record(Call("delete", resource.plural, name))
+    def delete(
+        self,
+        resource: APIResource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        preconditions: Any = None,
+    ) -> JSON:
+        self._record(Call("delete", resource.plural, name, preconditions))
         return {}
 
 
