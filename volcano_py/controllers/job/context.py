@@ -3,13 +3,14 @@
 The steps (``sync_step.py``, ``kill_step.py``, ``plugin_steps.py``, ``commands.py``,
 ``ttl.py``) are functions of a ``JobContext`` and the Job they act on; they keep no state of
 their own. The state lives in two owners: ``JobStatusWriter`` (our writes of the Job) and
-``PodWriter`` (the pods in flight).
+``PodWriter`` (the pods in flight), plus ``reported``, the PodGroup condition each Job was
+last told about.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from volcano_py.controllers.job.interfaces import Caches, JobClient, Request
 from volcano_py.controllers.job.podwork import PodWriter
@@ -29,3 +30,6 @@ class JobContext:
     writer: JobStatusWriter
     pods: PodWriter
     enqueue_after: Callable[[Request, float], None]
+    # job key -> the PodGroup condition last reported on the Job (PodGroupPending), so a
+    # condition is one Event, not one per sync
+    reported: dict[str, tuple[str, str, str]] = field(default_factory=dict)

@@ -13,12 +13,15 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
   created again instead of counting as Pending forever;
 - a pod of a vcjob updated -> a request with the event its new phase means (``PodFailed``
   with the first container's exit code, ``TaskCompleted`` when every pod of its task
-  succeeded, ``PodRunning``, ``PodPending``) so policies can react; deleted -> ``PodEvicted``
-  unless this controller deleted it. A Job without policies, or an event no policy can act
-  on, gets the plain key instead, queued ``RECOUNT_DELAY_S`` later, so a burst of pod
-  updates is one sync and one status write;
+  succeeded, ``PodRunning``, ``PodPending``, ``TaskFailed`` when the task's Running and
+  Pending pods have restarted its ``maxRetry`` times) so policies can react; deleted ->
+  ``PodEvicted`` unless this controller deleted it. A Job without policies, or an event no
+  policy can act on, gets the plain key instead, queued ``RECOUNT_DELAY_S`` later, so a
+  burst of pod updates is one sync and one status write;
 - a PodGroup whose phase changed -> its Job's key (an ``Inqueue`` PodGroup is what lets the
-  pods be created; an ``Unknown`` one carries the ``Unknown`` event for policies);
+  pods be created; an ``Unknown`` one carries the ``Unknown`` event for policies); one whose
+  conditions changed -> its Job's key a moment later (the sync reports the scheduler's
+  reason on the Job as ``PodGroupPending``);
 - a ``bus.volcano.sh`` Command added whose target is a vcjob (``vcctl job suspend/resume``
   write them) -> a request carrying its action; the sync deletes the Command, then acts.
 
@@ -36,6 +39,7 @@ from volcano_py.api import resources as R
 from volcano_py.api.meta import annotations_of, controller_ref, is_being_deleted, labels_of
 from volcano_py.api.vcjob import (
     API_VERSION,
+    DEFAULT_TASK_SPEC,
     JOB_NAME_KEY,
     JOB_VERSION,
     KIND,
@@ -67,12 +71,40 @@ JSON = dict[str, Any]
 # Pod updates that only change the Job's counts wait this long, so the updates of a gang's
 # pods (bound, Running, ...) coalesce into one status write instead of one each.
 RECOUNT_DELAY_S = 0.5
+DEFAULT_TASK_MAX_RETRY = 3  # Volcano's job cache: a task's maxRetry of 0 means 3
 # Events no policy can act on (Volcano's internal events): they only sync.
 _SYNC_ONLY = frozenset({Event.OUT_OF_SYNC, Event.POD_RUNNING, Event.COMMAND_ISSUED})
 
 
-def pod_event(old: JSON | None, new: JSON, task_pods: list[JSON]) -> tuple[str, int | None]:
-    """The event a pod's update means (Volcano's ``updatePod``) and the exit code, if any."""
+def task_failed(task_pods: list[JSON], max_retry: int | None) -> bool:
+    """Volcano's ``TaskFailed``: the task's Pending/Running pods restarted ``maxRetry`` times.
+
+    Container and init container restarts count; ``maxRetry`` 0 (unset) means 3 and -1 no
+    limit, as in Volcano's job cache.
+    """
+    if max_retry is None or max_retry == -1 or not task_pods:
+        return False
+    limit = max_retry or DEFAULT_TASK_MAX_RETRY
+    restarts = 0
+    for pod in task_pods:
+        status = pod.get("status") or {}
+        if status.get("phase") not in ("Running", "Pending"):
+            continue
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for entry in status.get(key) or []:
+                count = entry.get("restartCount")
+                restarts += count if isinstance(count, int) else 0
+    return restarts >= limit
+
+
+def pod_event(
+    old: JSON | None, new: JSON, task_pods: list[JSON], max_retry: int | None = None
+) -> tuple[str, int | None]:
+    """The event a pod's update means (Volcano's ``updatePod``) and the exit code, if any.
+
+    A Running or Pending pod whose task has restarted ``maxRetry`` times means ``TaskFailed``
+    unless its phase just changed (then ``PodRunning`` / ``PodPending``, as in Volcano).
+    """
     old_phase = ((old or {}).get("status") or {}).get("phase")
     status = new.get("status") or {}
     phase = status.get("phase")
@@ -88,6 +120,8 @@ def pod_event(old: JSON | None, new: JSON, task_pods: list[JSON]) -> tuple[str, 
         return Event.POD_RUNNING, None
     if phase == "Pending" and old_phase != "Pending":
         return Event.POD_PENDING, None
+    if phase in ("Running", "Pending") and task_failed(task_pods, max_retry):
+        return Event.TASK_FAILED, None
     return Event.OUT_OF_SYNC, None
 
 
@@ -229,8 +263,23 @@ class JobController:
         uid = str((controller_ref(new) or {}).get("uid", ""))
         pods = job_pods(self.sync_state.caches.pods, uid) if self.sync_state is not None else []
         siblings = [p for p in pods if annotations_of(p).get(TASK_SPEC_KEY) == task]
-        event, code = pod_event(old, new, siblings)
+        event, code = pod_event(old, new, siblings, self._task_max_retry(new, task))
         self._queue_pod_request(self._pod_request(new, event, code))
+
+    def _task_max_retry(self, pod: JSON, task: str | None) -> int | None:
+        """The pod's task's ``maxRetry`` from the cached Job (None when unknown)."""
+        name = annotations_of(pod).get(JOB_NAME_KEY)
+        if self.sync_state is None or not name or task is None:
+            return None
+        job = self.sync_state.caches.jobs.get(
+            f"{(pod.get('metadata') or {}).get('namespace')}/{name}"
+        )
+        tasks = ((job or {}).get("spec") or {}).get("tasks")
+        for spec in tasks if isinstance(tasks, list) else []:
+            if isinstance(spec, dict) and (spec.get("name") or DEFAULT_TASK_SPEC) == task:
+                value = spec.get("maxRetry")
+                return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return None
 
     def _pod_gone(self, pod: JSON) -> None:
         if self.sync_state is not None:
@@ -263,12 +312,16 @@ class JobController:
         )
 
     def _podgroup_updated(self, old: JSON, new: JSON) -> None:
-        if (old.get("status") or {}).get("phase") == (new.get("status") or {}).get("phase"):
-            return
         ref = controller_ref(new)
         if ref is None or ref.get("kind") != KIND or ref.get("apiVersion") != API_VERSION:
             return
         namespace = (new.get("metadata") or {}).get("namespace", "")
+        old_status, new_status = old.get("status") or {}, new.get("status") or {}
+        if old_status.get("phase") == new_status.get("phase"):
+            if old_status.get("conditions") != new_status.get("conditions"):
+                # the scheduler's reason changed: the sync reports it on the Job
+                self.queue.add_after(Request(f"{namespace}/{ref.get('name')}"), RECOUNT_DELAY_S)
+            return
         unknown = (new.get("status") or {}).get("phase") == "Unknown"  # Volcano's JobUnknownEvent
         event = Event.UNKNOWN if unknown else ""
         self.queue.add(Request(f"{namespace}/{ref.get('name')}", event=event))

@@ -41,6 +41,7 @@ POD_READS = CacheReads(
         "status.phase",
         "status.containerStatuses[].ready",
         "status.containerStatuses[].restartCount",
+        "status.initContainerStatuses[].restartCount",
         "status.containerStatuses[].state.terminated.exitCode",
     ),
 )

@@ -30,7 +30,7 @@ from volcano_py.kube.events import WARNING
 
 JSON = dict[str, Any]
 
-REASON_FAILED_DELETE_POD = "FailedDeletePodReason"
+REASON_FAILED_DELETE_POD = "FailedDelete"
 
 
 def kill_job(

@@ -2,9 +2,10 @@
 
 ``status_of`` reads the counts, version and retry count the job carries (absent counts are
 zero, as Volcano's ``omitempty`` writes them); ``status_body`` writes a ``Status`` back into
-the job's status JSON, keeping what it does not own (``controlledResources``,
-``runningDuration``), moving ``state.lastTransitionTime`` and the phase's condition only when
-the phase changed.
+the job's status JSON, keeping what it does not own (``controlledResources``), moving
+``state.lastTransitionTime`` and the phase's condition only when the phase changed, and
+writing ``runningDuration`` as Volcano does on every status write: the time from the Job's
+creation to its latest phase transition, as a Go duration (``1m30s``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,37 @@ def status_of(job: Mapping[str, Any], view: JobView) -> Status:
     )
 
 
+def go_duration(seconds: int) -> str:
+    """Whole seconds as Go's ``time.Duration.String()`` prints them (``0s``, ``1m30s``)."""
+    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{sign}{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{sign}{minutes}m{secs}s"
+    return f"{sign}{secs}s"
+
+
+def _timestamp(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def running_duration(job: Mapping[str, Any], last_transition: str) -> str | None:
+    """Volcano's ``status.runningDuration``: creation to the latest transition; None if unknown."""
+    meta = job.get("metadata")
+    created = (
+        _timestamp(str(meta.get("creationTimestamp") or "")) if isinstance(meta, Mapping) else None
+    )
+    moved = _timestamp(last_transition)
+    if created is None or moved is None:
+        return None
+    return go_duration(int((moved - created).total_seconds()))
+
+
 def status_body(job: Mapping[str, Any], status: Status, *, changed_phase: bool) -> JSON:
     """The job's ``status`` JSON for ``status`` (zero counts left out, as Volcano's omitempty)."""
     raw: JSON = copy.deepcopy(dict(job.get("status") or {}))
@@ -63,6 +95,9 @@ def status_body(job: Mapping[str, Any], status: Status, *, changed_phase: bool) 
         )
         raw["conditions"] = conditions
     raw["state"] = state
+    duration = running_duration(job, str(state.get("lastTransitionTime") or ""))
+    if duration is not None:
+        raw["runningDuration"] = duration
     for name in (
         "minAvailable",
         "pending",

@@ -98,6 +98,7 @@ class JobSync:
         """The Job is gone: drop what we remember of it."""
         self.ctx.writer.forget(key)
         self.ctx.pods.forget(key)
+        self.ctx.reported.pop(key, None)
 
     def close(self) -> None:
         """Stop the pod-creating threads."""

@@ -6,8 +6,11 @@ In order (Volcano's ``syncJob``):
    (the scheduler can admit it while the rest is written), unknown plugins are named in one
    Warning, and the status gets ``Pending`` and ``minAvailable``. While Pending, each plugin's
    ``on_job_add`` runs once (``plugin_steps.py``).
-2. The PodGroup follows the spec. Until the scheduler moves it past ``Pending`` no pod is
-   created; only the status update of the step is written.
+2. The PodGroup follows the spec. When its latest true condition is not ``Scheduled`` (the
+   scheduler's ``Unschedulable`` with its reason), the Job gets Volcano's Warning
+   ``PodGroupPending`` Event ``PodGroup <ns>:<job> unschedulable, reason: <message>``, once
+   per condition. Until the scheduler moves it past ``Pending`` no pod is created; only the
+   status update of the step is written.
 3. The pods, level-based on the cache: each cached pod of the Job whose name is one of a
    task's ``<job>-<task>-<index>`` (index below ``replicas``) is counted, every other one is
    deleted; pods we created that the cache does not show yet count as Pending. The missing
@@ -45,7 +48,8 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 REASON_POD_GROUP_ERROR = "PodGroupError"
-REASON_FAILED_CREATE_POD = "FailedCreatePodReason"
+REASON_POD_GROUP_PENDING = "PodGroupPending"
+REASON_FAILED_CREATE_POD = "FailedCreate"
 _POD_GROUP_WAITING = ("", "Pending")
 
 
@@ -75,6 +79,8 @@ def sync_job(ctx: JobContext, job: JSON, view: JobView, step: Step) -> None:
     old = status_of(job, view)
     if not initiating:
         podgroup = ensure_podgroup(ctx, job, view)
+    if podgroup is not None:
+        report_podgroup_condition(ctx, job, view, podgroup)
     phase = "" if podgroup is None else (podgroup.get("status") or {}).get("phase", "")
     if phase in _POD_GROUP_WAITING:  # no pods until the scheduler admits the gang
         new = copy.deepcopy(old)
@@ -190,6 +196,30 @@ def _missing(
         for ix in range(task.replicas):
             if not present(pod_name(view.name, task.name, ix)):
                 yield task, ix
+
+
+def report_podgroup_condition(
+    ctx: JobContext, job: JSON, view: JobView, podgroup: Mapping[str, Any]
+) -> None:
+    """Volcano's ``recordPodGroupEvent``, once per condition (see the module docstring)."""
+    latest: Mapping[str, Any] | None = None
+    for condition in (podgroup.get("status") or {}).get("conditions") or []:
+        if not isinstance(condition, Mapping) or condition.get("status") != "True":
+            continue
+        at = str(condition.get("lastTransitionTime") or "")
+        if latest is None or at > str(latest.get("lastTransitionTime") or ""):
+            latest = condition
+    key = f"{view.namespace}/{view.name}"
+    if latest is None or latest.get("type") == "Scheduled":
+        ctx.reported.pop(key, None)
+        return
+    kind, message = str(latest.get("type") or ""), str(latest.get("message") or "")
+    seen = (kind, message, str(latest.get("lastTransitionTime") or ""))
+    if ctx.reported.get(key) == seen:
+        return
+    ctx.reported[key] = seen
+    text = f"PodGroup {view.namespace}:{view.name} {kind.lower()}, reason: {message}"
+    ctx.recorder.event(job, WARNING, REASON_POD_GROUP_PENDING, text, resource=R.VCJOBS)
 
 
 def ensure_podgroup(ctx: JobContext, job: JSON, view: JobView) -> Mapping[str, Any] | None:

@@ -89,7 +89,7 @@ def test_slow_start_stops_creating_after_a_batch_with_a_failure() -> None:
         h.run("ns/big")
     # batches of 1 then 2: the failure in the second stops the sync at 3 requests, not 10
     assert calls == ["big-t0-0", "big-t0-1", "big-t0-2"]
-    assert h.reasons() == ["FailedCreatePodReason"]
+    assert h.reasons() == ["FailedCreate"]
 
 
 def test_pods_beyond_a_scaled_down_task_are_deleted_and_kept_ones_counted() -> None:

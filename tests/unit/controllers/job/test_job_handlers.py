@@ -103,3 +103,16 @@ def test_podgroup_turning_unknown_carries_the_unknown_event() -> None:
     c._podgroup_updated({"metadata": meta, "status": {"phase": "Pending"}},
                         {"metadata": meta, "status": {"phase": "Inqueue"}})  # fmt: skip
     assert c.queue.get() == Request("ns/job")
+
+
+def test_a_podgroup_condition_change_queues_its_job_for_a_report() -> None:
+    from tests.unit.controllers.job.jobfakes import podgroup_for
+
+    c = controller()
+    old = podgroup_for(JOB, "Pending")
+    new = podgroup_for(JOB, "Pending")
+    new["status"]["conditions"] = [{"type": "Unschedulable", "status": "True", "message": "m"}]
+    c._podgroup_updated(old, old)
+    assert len(c.queue) == 0
+    c._podgroup_updated(old, new)
+    assert list(c.queue._waiting) == [Request("ns/job")]  # one sync, RECOUNT_DELAY_S later

@@ -189,7 +189,7 @@ def test_pod_the_api_server_rejects_gives_a_warning_and_a_retry() -> None:
     h.client.fail("create", Invalid(422, "Invalid", "spec.containers: Required value"))
     with pytest.raises(RuntimeError, match="job-worker-0"):  # failed: retried with backoff
         h.run()
-    assert h.reasons() == ["FailedCreatePodReason"]
+    assert h.reasons() == ["FailedCreate"]
 
 
 def test_our_status_write_is_read_back_before_the_cache_shows_it() -> None:
