@@ -59,8 +59,11 @@ def _open_port(container: JSON, port: int, name: str) -> None:
 class _Marker:
     """Job hooks of the framework plugins: nothing to create or delete."""
 
-    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
         """Nothing to create."""
+        return None
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Nothing to delete."""

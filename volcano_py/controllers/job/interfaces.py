@@ -93,6 +93,10 @@ class Request:
 class JobClient(Protocol):
     """The ``KubeClient`` verbs the job controller uses (a recording fake in unit tests)."""
 
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
+        """GET one object."""
+        ...
+
     def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST a new object."""
         ...

@@ -5,7 +5,9 @@ A plugin runs ``on_job_add`` once; that it did is recorded in ``status.controlle
 kill runs ``on_job_delete`` for the ones recorded (a restarted job adds them afresh).
 
 A plugin that cannot do its step (the API server rejects its object, or ``PluginError``: its
-host list is too large) gets a Warning ``PluginError`` Event on the Job and the step fails.
+host list is too large, or an object of its name exists that this Job does not own) gets a
+Warning ``PluginError`` Event on the Job and the step fails; what the plugins before it did
+is written first, so the retry neither repeats nor clashes with it.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ def add_plugins(ctx: JobContext, job: JSON, view: JobView, plugins: list[JobPlug
         if controlled.get(f"plugin-{plugin.name}") == plugin.name:
             continue
         try:
-            plugin.on_job_add(job, view, ctx.client)
+            extra = plugin.on_job_add(job, view, ctx.client)
         except (Invalid, PluginError) as e:
             message = f"Execute plugin {plugin.name} when job add failed, err: {e}"
             ctx.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
+            if added:  # keep what the plugins before it did: a retry must not redo (or clash)
+                ctx.writer.write_status(_with_controlled(job, controlled))
             raise
         controlled[f"plugin-{plugin.name}"] = plugin.name
+        controlled.update(extra or {})
         added = True
     return _with_controlled(job, controlled) if added else None
 
@@ -53,7 +58,9 @@ def delete_plugins(ctx: JobContext, job: JSON, view: JobView) -> JSON:
         if controlled.get(f"plugin-{plugin.name}") != plugin.name:
             continue
         plugin.on_job_delete(job, view, ctx.client)
-        del controlled[f"plugin-{plugin.name}"]
+        prefix = f"plugin-{plugin.name}."  # what the plugin recorded beside its name
+        for key in [k for k in controlled if k == f"plugin-{plugin.name}" or k.startswith(prefix)]:
+            del controlled[key]
         removed = True
     return _with_controlled(job, controlled) if removed else job
 

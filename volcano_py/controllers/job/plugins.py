@@ -10,7 +10,13 @@ A plugin has three hooks, called by ``sync.py`` the way Volcano's job controller
   abort, finish); a restarted job adds it afresh.
 
 Everything created carries a controller owner reference to the Job, so deleting the Job
-removes it too (the garbage collector). Volcano's plugins:
+removes it too (the garbage collector). **A plugin owns only what it created**: when an object
+of the name it would use already exists and is not controlled by this Job (same uid), the
+plugin step fails with a ``PluginError`` (a Warning Event on the Job) instead of adopting it
+— otherwise anyone who may create Jobs could have a Service, ConfigMap, NetworkPolicy or
+Secret of that name mounted into their pods and deleted with the Job. ``on_job_delete``
+deletes an object only while it is controlled by this Job, with its uid as a precondition.
+Volcano's plugins:
 
 - **env**: ``VK_TASK_INDEX`` and ``VC_TASK_INDEX`` = the pod's index, in every container.
 - **svc**: the pod's ``hostname`` (its name) and ``subdomain`` (the job name); a headless
@@ -19,7 +25,10 @@ removes it too (the garbage collector). Volcano's plugins:
   ``VC_<TASK>_NUM``, mounted at ``/etc/volcano`` and (unless ``--inject-hosts-env=false``)
   given to containers as env vars; a NetworkPolicy letting only the job's pods in
   (``--disable-network-policy`` turns it off); ``--publish-not-ready-addresses``.
-- **ssh**: a Secret ``<job>-ssh`` with a fresh 2048-bit RSA key (``id_rsa``,
+- **ssh**: a Secret ``<job>-ssh`` (the controller may create and delete Secrets but not
+  read them, so any existing Secret of that name is a clash, and the uid of the one created
+  is recorded in ``status.controlledResources`` as ``plugin-ssh.secret-uid`` for its delete)
+  with a fresh 2048-bit RSA key (``id_rsa``,
   ``id_rsa.pub``, ``authorized_keys``) and an ssh ``config`` naming every pod, mounted at
   ``/root/.ssh`` (``--ssh-key-file-path``; mode 0600, 0644 elsewhere); ``--ssh-port``,
   ``--ssh-private-key``/``--ssh-public-key`` for a key of the user's.
@@ -45,6 +54,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from volcano_py.api import resources as R
+from volcano_py.api.meta import controller_ref, uid_of
 from volcano_py.api.vcjob import (
     JOB_NAME_KEY,
     JOB_NAMESPACE_KEY,
@@ -53,7 +63,7 @@ from volcano_py.api.vcjob import (
     TaskSpec,
     job_owner_reference,
 )
-from volcano_py.kube.errors import AlreadyExists, NotFound
+from volcano_py.kube.errors import AlreadyExists, Conflict, NotFound
 
 JSON = dict[str, Any]
 CONFIGMAP_MOUNT_PATH = "/etc/volcano"
@@ -87,12 +97,23 @@ def check_host_list(view: JobView, task: TaskSpec, count: int, per_host: int = 0
 class Writer(Protocol):
     """The client verbs plugins use."""
 
+    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
+        """GET one object."""
+        ...
+
     def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
         """POST a new object."""
         ...
 
-    def delete(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """DELETE an object."""
+    def delete(
+        self,
+        resource: R.APIResource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> JSON:
+        """DELETE an object (only while ``preconditions`` hold)."""
         ...
 
 
@@ -119,14 +140,52 @@ def _owned(job: Mapping[str, Any], view: JobView, name: str) -> JSON:
     }
 
 
-def _create(writer: Writer, resource: R.APIResource, body: JSON, namespace: str) -> None:
-    with contextlib.suppress(AlreadyExists):
-        writer.create(resource, body, namespace)
+def _controlled_by(obj: Mapping[str, Any], view: JobView) -> bool:
+    ref = controller_ref(obj)
+    return ref is not None and ref.get("uid") == view.uid and ref.get("kind") == "Job"
 
 
-def _delete(writer: Writer, resource: R.APIResource, name: str, namespace: str) -> None:
-    with contextlib.suppress(NotFound):
-        writer.delete(resource, name, namespace)
+def _create(
+    writer: Writer, resource: R.APIResource, body: JSON, view: JobView, *, readable: bool = True
+) -> JSON | None:
+    """Create ``body``; an existing object of its name must be this Job's, never adopted.
+
+    The object created, or None when this Job's own was already there. ``readable=False``
+    (Secrets: the controller may not read them) treats any existing object as a clash.
+    """
+    name = body["metadata"]["name"]
+    try:
+        return writer.create(resource, body, view.namespace)
+    except AlreadyExists:
+        if not readable:
+            raise PluginError(
+                f"{resource.kind} {view.namespace}/{name} already exists; it is not adopted "
+                "(rename the Job or remove it)"
+            ) from None
+    try:
+        existing = writer.get(resource, name, view.namespace)
+    except NotFound:  # deleted since: the next sync creates it
+        raise PluginError(
+            f"{resource.kind} {view.namespace}/{name} vanished while created"
+        ) from None
+    if not _controlled_by(existing, view):
+        raise PluginError(
+            f"{resource.kind} {view.namespace}/{name} already exists and is not owned by Job "
+            f"{view.namespace}/{view.name}; it is not adopted (rename the Job or remove it)"
+        )
+    return None
+
+
+def _delete(writer: Writer, resource: R.APIResource, name: str, view: JobView) -> None:
+    """Delete the object ``name`` only while this Job controls it (its uid a precondition)."""
+    try:
+        existing = writer.get(resource, name, view.namespace)
+    except NotFound:
+        return
+    if not _controlled_by(existing, view):
+        return
+    with contextlib.suppress(NotFound, Conflict):
+        writer.delete(resource, name, view.namespace, preconditions={"uid": uid_of(existing)})
 
 
 def hosts(view: JobView) -> dict[str, list[str]]:
@@ -160,8 +219,11 @@ class EnvPlugin:
                 {"name": "VC_TASK_INDEX", "value": index},
             ]
 
-    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
         """Nothing to create."""
+        return None
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Nothing to delete."""
@@ -208,7 +270,9 @@ class SvcPlugin:
                 {"name": cm, "mountPath": CONFIGMAP_MOUNT_PATH}
             )
 
-    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
         """Create the hosts ConfigMap, the headless Service and the NetworkPolicy."""
         data: dict[str, str] = {}
         for task, names in hosts(view).items():
@@ -222,7 +286,7 @@ class SvcPlugin:
             writer,
             R.CONFIGMAPS,
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data},
-            ns,
+            view,
         )
         selector = {JOB_NAME_KEY: view.name, JOB_NAMESPACE_KEY: ns}
         service: JSON = {
@@ -235,7 +299,7 @@ class SvcPlugin:
                 "publishNotReadyAddresses": self._flag("publish-not-ready-addresses", False),
             },
         }
-        _create(writer, R.SERVICES, service, ns)
+        _create(writer, R.SERVICES, service, view)
         if not self._flag("disable-network-policy", False):
             policy: JSON = {
                 "apiVersion": "networking.k8s.io/v1",
@@ -247,14 +311,15 @@ class SvcPlugin:
                     "policyTypes": ["Ingress"],
                 },
             }
-            _create(writer, R.NETWORKPOLICIES, policy, ns)
+            _create(writer, R.NETWORKPOLICIES, policy, view)
+        return None
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Delete the ConfigMap, the Service and the NetworkPolicy."""
-        _delete(writer, R.CONFIGMAPS, self.configmap_name(view), view.namespace)
-        _delete(writer, R.SERVICES, view.name, view.namespace)
+        _delete(writer, R.CONFIGMAPS, self.configmap_name(view), view)
+        _delete(writer, R.SERVICES, view.name, view)
         if not self._flag("disable-network-policy", False):
-            _delete(writer, R.NETWORKPOLICIES, view.name, view.namespace)
+            _delete(writer, R.NETWORKPOLICIES, view.name, view)
 
 
 def ssh_config(view: JobView, port: int) -> str:
@@ -320,7 +385,9 @@ class SshPlugin:
                 {"name": name, "mountPath": self.key_path(), "subPath": SSH_RELATIVE_PATH}
             )
 
-    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
         """Create the Secret (the user's key when given, else a fresh one)."""
         given = self._flags()
         if given.get("ssh-private-key"):
@@ -340,11 +407,22 @@ class SshPlugin:
             "metadata": _owned(job, view, self.secret_name(view)),
             "data": {k: base64.b64encode(v).decode() for k, v in files.items()},
         }
-        _create(writer, R.SECRETS, secret, view.namespace)
+        created = _create(writer, R.SECRETS, secret, view, readable=False)
+        return {self.uid_key(): uid_of(created)} if created is not None else None
+
+    def uid_key(self) -> str:
+        """The ``status.controlledResources`` key recording the Secret's uid."""
+        return f"plugin-{self.name}.secret-uid"
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
-        """Delete the Secret."""
-        _delete(writer, R.SECRETS, self.secret_name(view), view.namespace)
+        """Delete the Secret this Job created (its recorded uid a precondition)."""
+        controlled = (job.get("status") or {}).get("controlledResources") or {}
+        uid = controlled.get(self.uid_key())
+        if not uid:
+            return  # not recorded: not provably ours; the garbage collector has it if it is
+        with contextlib.suppress(NotFound, Conflict):
+            writer.delete(R.SECRETS, self.secret_name(view), view.namespace,
+                          preconditions={"uid": uid})  # fmt: skip
 
 
 class JobPlugin(Protocol):
@@ -356,7 +434,9 @@ class JobPlugin(Protocol):
         """Change a pod before it is created."""
         ...
 
-    def on_job_add(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
         """Create what the job needs."""
         ...
 

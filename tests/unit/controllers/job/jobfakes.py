@@ -26,7 +26,7 @@ from volcano_py.controllers.job.interfaces import (
 )
 from volcano_py.controllers.job.sync import JobSync
 from volcano_py.kube.clock import FakeClock
-from volcano_py.kube.errors import ApiError
+from volcano_py.kube.errors import AlreadyExists, ApiError, NotFound
 from volcano_py.kube.events import FakeRecorder
 from volcano_py.kube.store import Store, key_of
 
@@ -47,6 +47,9 @@ class Call:
 class RecordingClient:
     calls: list[Call] = field(default_factory=list)
     failures: defaultdict[str, deque[ApiError]] = field(default_factory=lambda: defaultdict(deque))
+    # objects that exist on the "server" (plural, name) -> body: plugins' objects created
+    # here, or put by a test; creating one of them again is AlreadyExists
+    objects: dict[tuple[str, str], JSON] = field(default_factory=dict)
 
     def fail(self, verb: str, *errors: ApiError) -> None:
         self.failures[verb].extend(errors)
@@ -63,12 +66,24 @@ class RecordingClient:
     def of(self, verb: str, plural: str) -> list[Call]:
         return [c for c in self.calls if c.verb == verb and c.plural == plural]
 
+    def get(self, resource: APIResource, name: str, namespace: str | None = None) -> JSON:
+        self._record(Call("get", resource.plural, name))
+        try:
+            return copy.deepcopy(self.objects[(resource.plural, name)])
+        except KeyError:
+            raise NotFound(404, "NotFound", f"{resource.plural} {name!r} not found") from None
+
     def create(self, resource: APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        self._record(Call("create", resource.plural, body["metadata"]["name"], body))
+        name = body["metadata"]["name"]
+        self._record(Call("create", resource.plural, name, body))
+        if resource.plural != "pods" and (resource.plural, name) in self.objects:
+            raise AlreadyExists(409, "AlreadyExists", f"{resource.plural} {name!r} exists")
         out = copy.deepcopy(body)
         out["metadata"]["resourceVersion"] = str(next(_VERSIONS))
         out["metadata"].setdefault("uid", f"uid-{out['metadata']['name']}")
         out.setdefault("status", {"phase": "Pending"} if resource.plural == "pods" else {})
+        if resource.plural != "pods":
+            self.objects[(resource.plural, name)] = copy.deepcopy(out)
         return out
 
     def update(self, resource: APIResource, body: JSON, *, subresource: str | None = None) -> JSON:
@@ -87,6 +102,7 @@ class RecordingClient:
         preconditions: Any = None,
     ) -> JSON:
         self._record(Call("delete", resource.plural, name, preconditions))
+        self.objects.pop((resource.plural, name), None)
         return {}
 
 

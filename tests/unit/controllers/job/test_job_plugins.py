@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
+
 from tests.unit.controllers.job.jobfakes import (
     RecordingClient,
     harness,
@@ -17,6 +19,7 @@ from volcano_py.api.vcjob import JobView
 from volcano_py.controllers.job.builder import build_pod
 from volcano_py.controllers.job.plugins import (
     EnvPlugin,
+    PluginError,
     SshPlugin,
     SvcPlugin,
     flags,
@@ -140,7 +143,8 @@ def test_sync_runs_plugins_once_and_pods_carry_their_changes() -> None:
     assert ("create", "secrets") in made
     assert ("create", "networkpolicies") not in made  # --disable-network-policy
     controlled = h.status_writes()[0]["controlledResources"]
-    assert controlled == {"plugin-env": "env", "plugin-ssh": "ssh", "plugin-svc": "svc"}
+    assert controlled == {"plugin-env": "env", "plugin-ssh": "ssh", "plugin-svc": "svc",
+                          "plugin-ssh.secret-uid": "uid-mpi-ssh"}  # fmt: skip
     created = h.client.of("create", "pods")[0].body
     env = [e["name"] for e in created["spec"]["containers"][0]["env"]]
     assert env[:2] == ["VK_TASK_INDEX", "VC_TASK_INDEX"]
@@ -150,12 +154,62 @@ def test_sync_runs_plugins_once_and_pods_carry_their_changes() -> None:
 def test_whole_job_kill_deletes_what_plugins_made() -> None:
     job = with_phase(JOB, "Running", minAvailable=3,
                      controlledResources={"plugin-svc": "svc", "plugin-ssh": "ssh",
-                                          "plugin-env": "env"})  # fmt: skip
+                                          "plugin-env": "env",
+                                          "plugin-ssh.secret-uid": "obj-mpi-ssh"})  # fmt: skip
     pods = (job_pod(job, "worker", 0, "Running"),)
     h = harness(jobs=(job,), pods=pods, podgroups=(podgroup_for(job, "Running"),))
+    for plural, name in (("secrets", "mpi-ssh"), ("configmaps", "mpi-svc"), ("services", "mpi")):
+        h.client.objects[(plural, name)] = _object(name, owner_uid="uid-1")
     h.run("ns/mpi", action="AbortJob")
     deleted = [(p, n) for v, p, n in h.client.verbs() if v == "delete"]
     assert ("secrets", "mpi-ssh") in deleted
     assert ("configmaps", "mpi-svc") in deleted
     assert ("services", "mpi") in deleted
     assert h.status_writes()[-1].get("controlledResources") == {}
+
+
+def _object(name: str, *, owner_uid: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"obj-{name}"}
+    if owner_uid is not None:
+        ref = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "mpi"}
+        meta["ownerReferences"] = [{**ref, "uid": owner_uid, "controller": True}]
+    return {"metadata": meta}
+
+
+def test_an_existing_object_of_the_plugins_name_is_never_adopted() -> None:
+    job = with_phase(JOB, "Pending", minAvailable=3)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Inqueue"),))
+    h.client.objects[("secrets", "mpi-ssh")] = _object("mpi-ssh", owner_uid=None)
+    with pytest.raises(PluginError, match="already exists; it is not adopted"):
+        h.run("ns/mpi")
+    warnings = [m for t, r, m in h.recorder.events if r == "PluginError" and t == "Warning"]
+    assert len(warnings) == 1
+    assert h.client.of("delete", "secrets") == []
+    assert h.client.of("create", "pods") == []  # the plugin step failed: no pod mounts it
+    controlled = h.status_writes()[-1].get("controlledResources") or {}
+    assert "plugin-ssh" not in controlled  # env's progress is kept, ssh is not recorded
+
+
+def test_a_configmap_of_another_owner_is_a_clash_and_this_jobs_own_is_accepted() -> None:
+    job = with_phase(JOB, "Pending", minAvailable=3)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Inqueue"),))
+    h.client.objects[("configmaps", "mpi-svc")] = _object("mpi-svc", owner_uid="other-job")
+    with pytest.raises(PluginError, match="is not owned by Job ns/mpi"):
+        h.run("ns/mpi")
+    h.client.objects[("configmaps", "mpi-svc")] = _object("mpi-svc", owner_uid="uid-1")
+    h.run("ns/mpi")  # a retry after a partial failure: this Job's own ConfigMap is fine
+    assert len(h.client.of("create", "pods")) == 3
+
+
+def test_kill_deletes_only_objects_this_job_controls_with_their_uid() -> None:
+    job = with_phase(JOB, "Running", minAvailable=3,
+                     controlledResources={"plugin-svc": "svc", "plugin-ssh": "ssh"})  # fmt: skip
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Running"),))
+    h.client.objects[("services", "mpi")] = _object("mpi", owner_uid="someone-else")
+    h.client.objects[("configmaps", "mpi-svc")] = _object("mpi-svc", owner_uid="uid-1")
+    h.run("ns/mpi", action="AbortJob")
+    deletes = {c.name: c.body for c in h.client.of("delete", "configmaps")}
+    assert deletes == {"mpi-svc": {"uid": "obj-mpi-svc"}}
+    assert h.client.of("delete", "services") == []
+    assert ("services", "mpi") in h.client.objects
+    assert h.client.of("delete", "secrets") == []  # no uid recorded: not provably ours
