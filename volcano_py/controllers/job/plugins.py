@@ -63,6 +63,7 @@ from volcano_py.api.vcjob import (
     TaskSpec,
     job_owner_reference,
 )
+from volcano_py.controllers.job.interfaces import JobClient
 from volcano_py.kube.errors import AlreadyExists, Conflict, NotFound
 
 JSON = dict[str, Any]
@@ -94,27 +95,7 @@ def check_host_list(view: JobView, task: TaskSpec, count: int, per_host: int = 0
         )
 
 
-class Writer(Protocol):
-    """The client verbs plugins use."""
-
-    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """GET one object."""
-        ...
-
-    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST a new object."""
-        ...
-
-    def delete(
-        self,
-        resource: R.APIResource,
-        name: str,
-        namespace: str | None = None,
-        *,
-        preconditions: Mapping[str, str] | None = None,
-    ) -> JSON:
-        """DELETE an object (only while ``preconditions`` hold)."""
-        ...
+Writer = JobClient  # the client verbs plugins use (get, create, delete)
 
 
 def flags(arguments: Sequence[str]) -> dict[str, str]:
