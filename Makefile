@@ -15,13 +15,16 @@ CLUSTER ?= auto
 # 0: a free port; a taken one stops make run at once, naming it
 WEBHOOK_PORT ?= 0
 METRICS_PORT ?= 0
+# make run MANAGER_ARGS='--controllers=*,-job-controller': more `volcano-py manager` flags
+MANAGER_ARGS ?=
 
 .PHONY: help run demo certs venv testbin browser test unit integration e2e lint fmt bench clean
 
 help:
 	@echo "make run          the manager in the foreground on a local cluster (CLUSTER=existing: against"
 	@echo "                  \$$KUBECONFIG's cluster; a \$$KUBECONFIG make run did not create is refused)"
-	@echo "                  (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none)"
+	@echo "                  (kwok nodes; NODES=8 GPU nodes in 2 spines x 2 racks, NODES=0 none;"
+	@echo "                  MANAGER_ARGS='--controllers=*,-job-controller': more manager flags)"
 	@echo "make demo         make run + the example gang Deployment; prints where it landed, stays up"
 	@echo "make test         unit + integration tests against a real control plane"
 	@echo "make lint         ruff (complexity included), ruff format --check, mypy --strict, import-linter, vulture"
@@ -43,7 +46,8 @@ testbin: $(STAMP)
 
 run: $(STAMP) testbin
 	$(PY) -m devcluster.devrun --nodes=$(NODES) --cluster=$(CLUSTER) \
-	  --webhook-port=$(WEBHOOK_PORT) --metrics-port=$(METRICS_PORT)
+	  --webhook-port=$(WEBHOOK_PORT) --metrics-port=$(METRICS_PORT) \
+	  --manager-args='$(MANAGER_ARGS)'
 
 demo: $(STAMP) testbin
 	$(PY) -m devcluster.devrun --demo --nodes=$(NODES) \

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -92,9 +93,19 @@ def install(client: KubeClient, cert_dir: Path, webhook_port: int) -> None:
 
 
 def manager_argv(
-    kubeconfig: str, cert_dir: Path, webhook_port: int, metrics_port: int, *, local: bool
+    kubeconfig: str,
+    cert_dir: Path,
+    webhook_port: int,
+    metrics_port: int,
+    *,
+    local: bool,
+    extra: str = "",
 ) -> list[str]:
-    """The ``volcano-py manager`` command line ``make run`` uses."""
+    """The ``volcano-py manager`` command line ``make run`` uses.
+
+    ``extra`` is ``make run MANAGER_ARGS=...``: more manager flags, split as a shell would,
+    after ours (so ``--controllers=*,-job-controller`` can be tried locally).
+    """
     argv = [
         sys.executable,
         "-m",
@@ -108,7 +119,7 @@ def manager_argv(
     ]
     if local:
         argv.append(f"--webhook-configuration={WEBHOOK_CONFIGURATION}")
-    return argv
+    return argv + shlex.split(extra)
 
 
 def _shown(path: Path) -> str:
@@ -245,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--webhook-port", type=int, default=0)
     parser.add_argument("--metrics-port", type=int, default=0)
     parser.add_argument(
+        "--manager-args", default="", help="more `volcano-py manager` flags (MANAGER_ARGS=)"
+    )
+    parser.add_argument(
         "--cluster",
         choices=CLUSTER_MODES,
         default="auto",
@@ -295,7 +309,14 @@ def main(argv: list[str] | None = None) -> int:
             install(KubeClient(plane.admin_config()), cert_dir, webhook_port)
             step(f"starting the manager and {args.nodes} kwok node(s)")
         manager = subprocess.Popen(
-            manager_argv(kubeconfig, cert_dir, webhook_port, metrics_port, local=plane is not None),
+            manager_argv(
+                kubeconfig,
+                cert_dir,
+                webhook_port,
+                metrics_port,
+                local=plane is not None,
+                extra=args.manager_args,
+            ),
             start_new_session=True,  # stopped by us, in order, not by the terminal's Ctrl-C
         )
         if plane is not None:

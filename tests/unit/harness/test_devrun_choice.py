@@ -44,3 +44,25 @@ def test_existing_without_a_kubeconfig_is_refused() -> None:
     kubeconfig, refusal = choose_cluster("existing", None, demo=False)
     assert kubeconfig is None
     assert "$KUBECONFIG" in refusal
+
+
+def test_manager_args_are_appended_to_the_manager_command_line_as_a_shell_splits_them() -> None:
+    from pathlib import Path
+
+    from devcluster.devrun import manager_argv
+
+    argv = manager_argv("/k", Path("/c"), 1, 2, local=False,
+                        extra="--controllers=*,-job-controller -v '4'")  # fmt: skip
+    assert argv[-3:] == ["--controllers=*,-job-controller", "-v", "4"]
+    assert manager_argv("/k", Path("/c"), 1, 2, local=False)[-1] == "--metrics-address=127.0.0.1:2"
+
+
+def test_controllers_without_star_enable_only_what_they_name() -> None:
+    from volcano_py.controllers.builtin import register_builtin_controllers
+    from volcano_py.controllers.framework import ControllerRegistry
+
+    registry = ControllerRegistry()
+    register_builtin_controllers(registry)
+    assert registry.enabled(["-job-controller"]) == []  # docs/vcjob.md: every one off
+    assert "job-controller" not in registry.enabled(["*", "-job-controller"])
+    assert len(registry.enabled(["*", "-job-controller"])) == len(registry.names()) - 1
