@@ -18,6 +18,10 @@ In order (Volcano's ``syncJob``):
    ``dependsOn`` waits until its dependencies have enough Running-and-ready or Succeeded
    pods), so the cost of a sync is the pods that exist plus one bounded batch. When more are
    missing than one sync creates, the Job's key comes back at once.
+   A pod the API server refuses because its PriorityClass does not exist makes the Job
+   wait instead of retrying with backoff: one Warning ``PriorityClassNotFound`` Event,
+   ``status.state.reason`` ``PriorityClassNotFound`` with the API server's message, and a
+   look again every ``PRIORITY_CLASS_RECHECK_S``.
 4. The step's status update, written when the status changed.
 """
 
@@ -49,6 +53,11 @@ JSON = dict[str, Any]
 
 REASON_POD_GROUP_ERROR = "PodGroupError"
 REASON_POD_GROUP_PENDING = "PodGroupPending"
+REASON_PRIORITY_CLASS_NOT_FOUND = "PriorityClassNotFound"
+# The API server's admission message for a pod naming a PriorityClass that does not exist.
+_NO_PRIORITY_CLASS = "no PriorityClass with name"
+# How often a Job waiting for its PriorityClass looks again (no PriorityClass cache here).
+PRIORITY_CLASS_RECHECK_S = 30.0
 REASON_FAILED_CREATE_POD = "FailedCreate"
 _POD_GROUP_WAITING = ("", "Pending")
 
@@ -94,16 +103,45 @@ def sync_job(ctx: JobContext, job: JSON, view: JobView, step: Step) -> None:
         version=old.version,
         retry_count=old.retry_count,
     )
-    _sync_pods(ctx, job, view, new, plugins)
+    blocked = _sync_pods(ctx, job, view, new, plugins)
     changed = step.update(new) if step.update else False
-    if new != old:
+    if blocked is not None:
+        _wait_for_priority_class(ctx, job, view, new, changed, blocked)
+    elif new != old:
         ctx.writer.write(job, view, new, changed=changed)
+
+
+def _wait_for_priority_class(
+    ctx: JobContext, job: JSON, view: JobView, new: Status, changed: bool, message: str
+) -> None:
+    """The Job's pods name a missing PriorityClass: say so on the Job, look again later.
+
+    One Warning Event and ``status.state`` reason ``PriorityClassNotFound`` with the API
+    server's message, written once (not on each look); no error, so no backoff retry loop.
+    """
+    state = (job.get("status") or {}).get("state") or {}
+    said = (
+        state.get("reason") == REASON_PRIORITY_CLASS_NOT_FOUND and state.get("message") == message
+    )
+    if not said or new != status_of(job, view):
+        if not said:
+            ctx.recorder.event(
+                job, WARNING, REASON_PRIORITY_CLASS_NOT_FOUND, message, resource=R.VCJOBS
+            )
+        ctx.writer.write(
+            job, view, new, changed=changed, reason=REASON_PRIORITY_CLASS_NOT_FOUND, message=message
+        )
+    ctx.enqueue_after(Request(f"{view.namespace}/{view.name}"), PRIORITY_CLASS_RECHECK_S)
 
 
 def _sync_pods(
     ctx: JobContext, job: JSON, view: JobView, new: Status, plugins: list[JobPlugin]
-) -> None:
-    """Count the pods that exist, create missing ones (bounded), delete the rest."""
+) -> str | None:
+    """Count the pods that exist, create missing ones (bounded), delete the rest.
+
+    Returns the API server's message when pods could not be created only because their
+    PriorityClass does not exist (the Job then waits, see ``_wait_for_priority_class``).
+    """
     key = f"{view.namespace}/{view.name}"
     slots = TaskSlots(view)
     pods = {name_of(p): p for p in job_pods(ctx.caches.pods, view.uid)}
@@ -127,12 +165,15 @@ def _sync_pods(
     for pod in surplus:
         if ctx.pods.delete(view, pod, errors):
             new.terminating += 1
+    if errors and all(_NO_PRIORITY_CLASS in e for e in errors):
+        return errors[0]
     if errors:
         message = "; ".join(errors)
         ctx.recorder.event(job, WARNING, REASON_FAILED_CREATE_POD, message, resource=R.VCJOBS)
         raise RuntimeError(f"Job {key}: {message}")
     if more:
         ctx.enqueue_after(Request(key), 0.0)
+    return None
 
 
 class TaskSlots:

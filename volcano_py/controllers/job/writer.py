@@ -58,11 +58,26 @@ class JobStatusWriter:
         with self._lock:
             self._written.pop(key, None)
 
-    def write(self, job: JSON, view: JobView, status: Status, *, changed: bool) -> JSON:
-        """Write ``status`` into the Job; an Event when the phase moved. The Job written."""
+    def write(
+        self,
+        job: JSON,
+        view: JobView,
+        status: Status,
+        *,
+        changed: bool,
+        reason: str = "",
+        message: str = "",
+    ) -> JSON:
+        """Write ``status`` into the Job; an Event when the phase moved. The Job written.
+
+        ``reason`` / ``message`` go to ``status.state`` (why the Job waits), kept until a
+        phase change or a write with another reason.
+        """
         old_phase = view.phase
         body = copy.deepcopy(job)
         body["status"] = status_body(job, status, changed_phase=changed or not old_phase)
+        if reason:
+            body["status"]["state"].update(reason=reason, message=message)
         written = self.write_status(body)
         if status.phase != old_phase:
             self.recorder.event(

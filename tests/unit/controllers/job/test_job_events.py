@@ -108,3 +108,28 @@ def test_status_writes_carry_running_duration_from_creation_to_the_last_transiti
 )
 def test_go_duration_prints_as_go_does(seconds: int, text: str) -> None:
     assert go_duration(seconds) == text
+
+
+def test_a_missing_priority_class_is_one_warning_and_a_reason_on_the_job_not_a_retry_loop() -> None:
+    from volcano_py.controllers.job.interfaces import Request
+    from volcano_py.controllers.job.sync_step import PRIORITY_CLASS_RECHECK_S
+    from volcano_py.kube.errors import Forbidden
+
+    job = with_phase(JOB, "Pending", minAvailable=2)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Inqueue"),))
+    refusal = 'pods "job-worker-0" is forbidden: no PriorityClass with name gone was found'
+    h.client.fail("create", Forbidden(403, "Forbidden", refusal))
+    h.run()  # no exception: nothing for the queue's backoff to retry
+    assert len(h.client.of("create", "pods")) == 1  # slow start: one request, not one per pod
+    (warning,) = [e for e in h.recorder.events if e[1] == "PriorityClassNotFound"]
+    assert warning[0] == "Warning"
+    assert "no PriorityClass with name gone" in warning[2]
+    (status,) = h.status_writes()
+    assert status["state"]["reason"] == "PriorityClassNotFound"
+    assert "no PriorityClass with name gone" in status["state"]["message"]
+    assert (Request("ns/job"), PRIORITY_CLASS_RECHECK_S) in h.delayed
+    h.client.calls.clear()
+    h.client.fail("create", Forbidden(403, "Forbidden", refusal))
+    h.run()  # the next look: still missing, nothing new to say
+    assert h.status_writes() == []
+    assert len([e for e in h.recorder.events if e[1] == "PriorityClassNotFound"]) == 1
