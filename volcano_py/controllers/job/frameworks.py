@@ -65,6 +65,12 @@ class _Marker:
         """Nothing to create."""
         return None
 
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Nothing follows the spec (pods read their env when they start)."""
+        return None
+
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Nothing to delete."""
 

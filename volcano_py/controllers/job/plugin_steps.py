@@ -2,7 +2,9 @@
 
 A plugin runs ``on_job_add`` once; that it did is recorded in ``status.controlledResources``
 (``plugin-<name>: <name>``), so a restarted controller does not add it again, and a whole-job
-kill runs ``on_job_delete`` for the ones recorded (a restarted job adds them afresh).
+kill runs ``on_job_delete`` for the ones recorded (a restarted job adds them afresh). Once
+added, ``on_job_update`` runs on each sync (``update_plugins``): the svc plugin's hosts
+ConfigMap follows the tasks' replicas, so elastic jobs see their peers after a scale.
 
 A plugin that cannot do its step (the API server rejects its object, or ``PluginError``: its
 host list is too large, or an object of its name exists that this Job does not own) gets a
@@ -13,6 +15,7 @@ is written first, so the retry neither repeats nor clashes with it.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -35,18 +38,52 @@ def add_plugins(ctx: JobContext, job: JSON, view: JobView, plugins: list[JobPlug
     for plugin in plugins:
         if controlled.get(f"plugin-{plugin.name}") == plugin.name:
             continue
-        try:
-            extra = plugin.on_job_add(job, view, ctx.client)
-        except (Invalid, PluginError) as e:
-            message = f"Execute plugin {plugin.name} when job add failed, err: {e}"
-            ctx.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
-            if added:  # keep what the plugins before it did: a retry must not redo (or clash)
-                ctx.writer.write_status(_with_controlled(job, controlled))
-            raise
+        # on failure, keep what the plugins before it did: a retry must not redo (or clash)
+        extra = _run(ctx, job, view, plugin, "add", controlled if added else None)
         controlled[f"plugin-{plugin.name}"] = plugin.name
         controlled.update(extra or {})
         added = True
     return _with_controlled(job, controlled) if added else None
+
+
+def update_plugins(
+    ctx: JobContext, job: JSON, view: JobView, plugins: list[JobPlugin]
+) -> JSON | None:
+    """Run ``on_job_update`` for the plugins that added something; the body to write, if any.
+
+    The svc plugin rewrites its hosts ConfigMap after a scale up or down (what it wrote is
+    recorded beside its name, so an unchanged spec costs nothing).
+    """
+    controlled = dict((job.get("status") or {}).get("controlledResources") or {})
+    changed = False
+    for plugin in plugins:
+        if controlled.get(f"plugin-{plugin.name}") != plugin.name:
+            continue
+        extra = _run(ctx, job, view, plugin, "update", None)
+        if extra and any(controlled.get(k) != v for k, v in extra.items()):
+            controlled.update(extra)
+            changed = True
+    return _with_controlled(job, controlled) if changed else None
+
+
+def _run(
+    ctx: JobContext,
+    job: JSON,
+    view: JobView,
+    plugin: JobPlugin,
+    when: str,
+    progress: dict[str, str] | None,
+) -> Mapping[str, str] | None:
+    """``on_job_<when>``; a failure is a Warning (after writing ``progress``), then raised."""
+    hook = plugin.on_job_add if when == "add" else plugin.on_job_update
+    try:
+        return hook(job, view, ctx.client)
+    except (Invalid, PluginError) as e:
+        message = f"Execute plugin {plugin.name} when job {when} failed, err: {e}"
+        ctx.recorder.event(job, WARNING, REASON_PLUGIN_ERROR, message, resource=R.VCJOBS)
+        if progress is not None:
+            ctx.writer.write_status(_with_controlled(job, progress))
+        raise
 
 
 def delete_plugins(ctx: JobContext, job: JSON, view: JobView) -> JSON:

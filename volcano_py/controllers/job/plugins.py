@@ -169,6 +169,27 @@ def _delete(writer: Writer, resource: R.APIResource, name: str, view: JobView) -
         writer.delete(resource, name, view.namespace, preconditions={"uid": uid_of(existing)})
 
 
+def hosts_signature(view: JobView) -> str:
+    """What ``hosts(view)`` depends on, short: each task's name, replicas and fixed names."""
+    parts = []
+    for task in view.tasks:
+        spec = task.template.get("spec") or {}
+        fixed = "/".join(str(spec.get(k) or "") for k in ("hostname", "subdomain")).strip("/")
+        parts.append(f"{task.name}={task.replicas}" + (f"@{fixed}" if fixed else ""))
+    return ",".join(parts)
+
+
+def hosts_data(view: JobView) -> dict[str, str]:
+    """The hosts ConfigMap's data: ``<task>.host``, ``VC_<TASK>_HOSTS``, ``VC_<TASK>_NUM``."""
+    data: dict[str, str] = {}
+    for task, names in hosts(view).items():
+        key = _env_key(task)
+        data[f"{key}.host"] = "\n".join(names)
+        data[f"VC_{key.upper()}_HOSTS"] = ",".join(names)
+        data[f"VC_{key.upper()}_NUM"] = str(len(names))
+    return data
+
+
 def hosts(view: JobView) -> dict[str, list[str]]:
     """Per task, the ``hostname.subdomain`` of each pod (one when the template fixes it)."""
     out: dict[str, list[str]] = {}
@@ -204,6 +225,12 @@ class EnvPlugin:
         self, job: Mapping[str, Any], view: JobView, writer: Writer
     ) -> Mapping[str, str] | None:
         """Nothing to create."""
+        return None
+
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Nothing follows the spec."""
         return None
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
@@ -255,18 +282,12 @@ class SvcPlugin:
         self, job: Mapping[str, Any], view: JobView, writer: Writer
     ) -> Mapping[str, str] | None:
         """Create the hosts ConfigMap, the headless Service and the NetworkPolicy."""
-        data: dict[str, str] = {}
-        for task, names in hosts(view).items():
-            key = _env_key(task)
-            data[f"{key}.host"] = "\n".join(names)
-            data[f"VC_{key.upper()}_HOSTS"] = ",".join(names)
-            data[f"VC_{key.upper()}_NUM"] = str(len(names))
         ns = view.namespace
         meta = _owned(job, view, self.configmap_name(view))
         _create(
             writer,
             R.CONFIGMAPS,
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": hosts_data(view)},
             view,
         )
         selector = {JOB_NAME_KEY: view.name, JOB_NAMESPACE_KEY: ns}
@@ -293,7 +314,37 @@ class SvcPlugin:
                 },
             }
             _create(writer, R.NETWORKPOLICIES, policy, view)
-        return None
+        return {self.hosts_key(): hosts_signature(view)}
+
+    def hosts_key(self) -> str:
+        """The ``status.controlledResources`` key recording the hosts the ConfigMap lists."""
+        return f"plugin-{self.name}.hosts"
+
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Rewrite the hosts ConfigMap when a task was scaled (elastic jobs read their peers).
+
+        Compared with the signature recorded at the last write, so a sync that changes
+        nothing costs no request. Only the Job's own ConfigMap is rewritten.
+        """
+        signature = hosts_signature(view)
+        controlled = (job.get("status") or {}).get("controlledResources") or {}
+        if controlled.get(self.hosts_key()) == signature:
+            return None
+        name = self.configmap_name(view)
+        try:
+            current = writer.get(R.CONFIGMAPS, name, view.namespace)
+        except NotFound:
+            self.on_job_add(job, view, writer)  # deleted by hand: made again
+            return {self.hosts_key(): signature}
+        if not _controlled_by(current, view):
+            raise PluginError(
+                f"ConfigMap {view.namespace}/{name} is not owned by Job "
+                f"{view.namespace}/{view.name}; its hosts are not rewritten"
+            )
+        writer.update(R.CONFIGMAPS, {**current, "data": hosts_data(view)})
+        return {self.hosts_key(): signature}
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Delete the ConfigMap, the Service and the NetworkPolicy."""
@@ -391,6 +442,12 @@ class SshPlugin:
         created = _create(writer, R.SECRETS, secret, view, readable=False)
         return {self.uid_key(): uid_of(created)} if created is not None else None
 
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """The Secret's ssh config keeps its creation-time hosts (as Volcano's)."""
+        return None
+
     def uid_key(self) -> str:
         """The ``status.controlledResources`` key recording the Secret's uid."""
         return f"plugin-{self.name}.secret-uid"
@@ -419,6 +476,12 @@ class JobPlugin(Protocol):
         self, job: Mapping[str, Any], view: JobView, writer: Writer
     ) -> Mapping[str, str] | None:
         """Create what the job needs."""
+        ...
+
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Bring what it created in line with a changed spec (scaling)."""
         ...
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:

@@ -40,7 +40,11 @@ from volcano_py.controllers.job.builder import build_podgroup, pod_name, updated
 from volcano_py.controllers.job.context import JobContext
 from volcano_py.controllers.job.interfaces import Request, job_pods
 from volcano_py.controllers.job.plugin_registry import plugins_of
-from volcano_py.controllers.job.plugin_steps import REASON_PLUGIN_ERROR, add_plugins
+from volcano_py.controllers.job.plugin_steps import (
+    REASON_PLUGIN_ERROR,
+    add_plugins,
+    update_plugins,
+)
 from volcano_py.controllers.job.plugins import JobPlugin
 from volcano_py.controllers.job.state import POD_RUNNING, POD_SUCCEEDED, Status, Step
 from volcano_py.controllers.job.status import status_of
@@ -85,6 +89,9 @@ def sync_job(ctx: JobContext, job: JSON, view: JobView, step: Step) -> None:
         body = add_plugins(ctx, job, view, plugins)
         if body is not None:
             job = ctx.writer.write_status(body)
+    body = update_plugins(ctx, job, view, plugins)  # Volcano's OnJobUpdate (scaling)
+    if body is not None:
+        job = ctx.writer.write_status(body)
     old = status_of(job, view)
     if not initiating:
         podgroup = ensure_podgroup(ctx, job, view)

@@ -91,6 +91,8 @@ class RecordingClient:
         self._record(Call("update", resource.plural, name, copy.deepcopy(body), subresource))
         out = copy.deepcopy(body)
         out["metadata"]["resourceVersion"] = str(next(_VERSIONS))
+        if (resource.plural, name) in self.objects and subresource is None:
+            self.objects[(resource.plural, name)] = copy.deepcopy(out)
         return out
 
     def delete(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 from typing import Any
 
 import pytest
@@ -144,7 +145,9 @@ def test_sync_runs_plugins_once_and_pods_carry_their_changes() -> None:
     assert ("create", "networkpolicies") not in made  # --disable-network-policy
     controlled = h.status_writes()[0]["controlledResources"]
     assert controlled == {"plugin-env": "env", "plugin-ssh": "ssh", "plugin-svc": "svc",
-                          "plugin-ssh.secret-uid": "uid-mpi-ssh"}  # fmt: skip
+                          "plugin-ssh.secret-uid": "uid-mpi-ssh",
+                          "plugin-svc.hosts": "mpi-master=1,worker=2"}  # fmt: skip
+    assert h.client.of("update", "configmaps") == []  # nothing scaled: no rewrite
     created = h.client.of("create", "pods")[0].body
     env = [e["name"] for e in created["spec"]["containers"][0]["env"]]
     assert env[:2] == ["VK_TASK_INDEX", "VC_TASK_INDEX"]
@@ -213,3 +216,30 @@ def test_kill_deletes_only_objects_this_job_controls_with_their_uid() -> None:
     assert h.client.of("delete", "services") == []
     assert ("services", "mpi") in h.client.objects
     assert h.client.of("delete", "secrets") == []  # no uid recorded: not provably ours
+
+
+def test_the_hosts_configmap_follows_a_scale_up_and_down() -> None:
+    job = with_phase(JOB, "Pending", minAvailable=3)
+    h = harness(jobs=(job,), podgroups=(podgroup_for(job, "Inqueue"),))
+    h.run("ns/mpi")
+    written = h.sync.job("ns/mpi")
+    assert written is not None
+    for replicas, hosts_text in ((4, "mpi-worker-3.mpi"), (1, "mpi-worker-0.mpi")):
+        scaled = copy.deepcopy(written)
+        scaled["spec"]["tasks"][1]["replicas"] = replicas
+        # the informer's copy of our last write, with the user's scale applied on top
+        h.caches.jobs.put("ns/mpi", scaled)
+        h.client.calls.clear()
+        h.run("ns/mpi")
+        (update,) = h.client.of("update", "configmaps")
+        data = update.body["data"]
+        assert data["VC_WORKER_NUM"] == str(replicas)
+        assert data["worker.host"].split("\n")[-1] == hosts_text
+        assert h.status_writes()[0]["controlledResources"]["plugin-svc.hosts"] == (
+            f"mpi-master=1,worker={replicas}"
+        )
+        written = h.sync.job("ns/mpi")
+        assert written is not None
+        h.client.calls.clear()
+        h.run("ns/mpi")
+        assert h.client.of("update", "configmaps") == []  # recorded: no second rewrite
