@@ -13,8 +13,8 @@ Volcano's rules (``pkg/webhooks/admission/jobs``), our wording:
   minPartitions x partitionSize when minPartitions is set); ``networkTopology`` with a tier
   number and a tier name at once; ``minAvailable <= sum of replicas``; volumes; the queue
   exists, is Open, is not ``root`` and has no child queues; ``dependsOn`` forms a DAG.
-  Plugins: ``env``, ``svc``, ``ssh``, ``pytorch``, ``mpi`` and ``tensorflow`` run; a Job
-  naming another (Volcano's ``ray``, ``hcclrank``) is allowed with a warning.
+  Plugins: every one Volcano ships (``env``, ``svc``, ``ssh``, ``pytorch``, ``mpi``,
+  ``tensorflow``, ``ray``, ``hcclrank``) runs; another name is denied, as Volcano does.
 - update: only ``minAvailable``, ``tasks[*].replicas``/``minAvailable`` and
   ``priorityClassName`` may change, within the same bounds; no task added or removed.
 - defaults: ``queue: default``, ``schedulerName: volcano``, ``maxRetry: 3``, job
@@ -320,9 +320,12 @@ def validate_create(
     return problems
 
 
-SUPPORTED_PLUGINS = frozenset({"env", "svc", "ssh", "pytorch", "mpi", "tensorflow"})
 # Every plugin Volcano's job controller registers (pkg/controllers/job/plugins/factory.go).
-VOLCANO_PLUGINS = SUPPORTED_PLUGINS | {"ray", "hcclrank"}
+VOLCANO_PLUGINS = frozenset(
+    {"env", "svc", "ssh", "pytorch", "mpi", "tensorflow", "ray", "hcclrank"}
+)
+# The ones volcano-py runs (all of Volcano's; a Job naming another is denied above).
+SUPPORTED_PLUGINS = VOLCANO_PLUGINS
 
 
 def plugin_problems(plugins: Mapping[str, Any], tasks: list[Mapping[str, Any]]) -> list[str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api.vcjob import DEFAULT_TASK_SPEC, TASK_INDEX, TASK_SPEC_KEY, JobView, TaskSpec
-from volcano_py.controllers.job.plugins import Writer, check_host_list, flags
+from volcano_py.controllers.job.plugins import NoJobHooks, check_host_list, flags
 
 JSON = dict[str, Any]
 
@@ -56,27 +56,7 @@ def _open_port(container: JSON, port: int, name: str) -> None:
 
 
 @dataclass
-class _Marker:
-    """Job hooks of the framework plugins: nothing to create or delete."""
-
-    def on_job_add(
-        self, job: Mapping[str, Any], view: JobView, writer: Writer
-    ) -> Mapping[str, str] | None:
-        """Nothing to create."""
-        return None
-
-    def on_job_update(
-        self, job: Mapping[str, Any], view: JobView, writer: Writer
-    ) -> Mapping[str, str] | None:
-        """Nothing follows the spec (pods read their env when they start)."""
-        return None
-
-    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
-        """Nothing to delete."""
-
-
-@dataclass
-class PytorchPlugin(_Marker):
+class PytorchPlugin(NoJobHooks):
     """``pytorch``: torch.distributed's environment; see the module docstring."""
 
     arguments: Sequence[str] = ()
@@ -129,7 +109,7 @@ class PytorchPlugin(_Marker):
 
 
 @dataclass
-class MpiPlugin(_Marker):
+class MpiPlugin(NoJobHooks):
     """``mpi``: the ssh port opened, ``MPI_HOST`` on the master; see the module docstring."""
 
     arguments: Sequence[str] = ()
@@ -158,7 +138,7 @@ class MpiPlugin(_Marker):
 
 
 @dataclass
-class TensorflowPlugin(_Marker):
+class TensorflowPlugin(NoJobHooks):
     """``tensorflow``: ``TF_CONFIG``; see the module docstring."""
 
     arguments: Sequence[str] = ()

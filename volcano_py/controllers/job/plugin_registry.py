@@ -10,14 +10,17 @@ from collections.abc import Callable, Sequence
 
 from volcano_py.api.vcjob import JobView
 from volcano_py.controllers.job.frameworks import MpiPlugin, PytorchPlugin, TensorflowPlugin
+from volcano_py.controllers.job.frameworks_more import HcclRankPlugin, RayPlugin
 from volcano_py.controllers.job.plugins import EnvPlugin, JobPlugin, SshPlugin, SvcPlugin
 
 PluginBuilder = Callable[[Sequence[str]], JobPlugin]
 
 BUILDERS: dict[str, PluginBuilder] = {
     "env": lambda args: EnvPlugin(),
+    "hcclrank": lambda args: HcclRankPlugin(tuple(args)),
     "mpi": lambda args: MpiPlugin(tuple(args)),
     "pytorch": lambda args: PytorchPlugin(tuple(args)),
+    "ray": lambda args: RayPlugin(tuple(args)),
     "ssh": lambda args: SshPlugin(tuple(args)),
     "svc": lambda args: SvcPlugin(tuple(args)),
     "tensorflow": lambda args: TensorflowPlugin(tuple(args)),

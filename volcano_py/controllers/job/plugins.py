@@ -126,7 +126,7 @@ def _controlled_by(obj: Mapping[str, Any], view: JobView) -> bool:
     return ref is not None and ref.get("uid") == view.uid and ref.get("kind") == "Job"
 
 
-def _create(
+def create_owned(
     writer: Writer, resource: R.APIResource, body: JSON, view: JobView, *, readable: bool = True
 ) -> JSON | None:
     """Create ``body``; an existing object of its name must be this Job's, never adopted.
@@ -157,7 +157,7 @@ def _create(
     return None
 
 
-def _delete(writer: Writer, resource: R.APIResource, name: str, view: JobView) -> None:
+def delete_owned(writer: Writer, resource: R.APIResource, name: str, view: JobView) -> None:
     """Delete the object ``name`` only while this Job controls it (its uid a precondition)."""
     try:
         existing = writer.get(resource, name, view.namespace)
@@ -205,8 +205,30 @@ def hosts(view: JobView) -> dict[str, list[str]]:
     return out
 
 
+class NoJobHooks:
+    """Job hooks for a plugin that only changes pods: nothing to create, update or delete.
+
+    Plugins that do have objects override the hooks they need.
+    """
+
+    def on_job_add(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Nothing to create."""
+        return None
+
+    def on_job_update(
+        self, job: Mapping[str, Any], view: JobView, writer: Writer
+    ) -> Mapping[str, str] | None:
+        """Nothing follows the spec (pods read their env when they start)."""
+        return None
+
+    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
+        """Nothing to delete."""
+
+
 @dataclass
-class EnvPlugin:
+class EnvPlugin(NoJobHooks):
     """``env``: the pod's index as ``VK_TASK_INDEX`` and ``VC_TASK_INDEX``."""
 
     name: str = "env"
@@ -220,21 +242,6 @@ class EnvPlugin:
                 {"name": "VK_TASK_INDEX", "value": index},
                 {"name": "VC_TASK_INDEX", "value": index},
             ]
-
-    def on_job_add(
-        self, job: Mapping[str, Any], view: JobView, writer: Writer
-    ) -> Mapping[str, str] | None:
-        """Nothing to create."""
-        return None
-
-    def on_job_update(
-        self, job: Mapping[str, Any], view: JobView, writer: Writer
-    ) -> Mapping[str, str] | None:
-        """Nothing follows the spec."""
-        return None
-
-    def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
-        """Nothing to delete."""
 
 
 def _env_key(task: str) -> str:
@@ -284,7 +291,7 @@ class SvcPlugin:
         """Create the hosts ConfigMap, the headless Service and the NetworkPolicy."""
         ns = view.namespace
         meta = _owned(job, view, self.configmap_name(view))
-        _create(
+        create_owned(
             writer,
             R.CONFIGMAPS,
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": hosts_data(view)},
@@ -301,7 +308,7 @@ class SvcPlugin:
                 "publishNotReadyAddresses": self._flag("publish-not-ready-addresses", False),
             },
         }
-        _create(writer, R.SERVICES, service, view)
+        create_owned(writer, R.SERVICES, service, view)
         if not self._flag("disable-network-policy", False):
             policy: JSON = {
                 "apiVersion": "networking.k8s.io/v1",
@@ -313,7 +320,7 @@ class SvcPlugin:
                     "policyTypes": ["Ingress"],
                 },
             }
-            _create(writer, R.NETWORKPOLICIES, policy, view)
+            create_owned(writer, R.NETWORKPOLICIES, policy, view)
         return {self.hosts_key(): hosts_signature(view)}
 
     def hosts_key(self) -> str:
@@ -348,10 +355,10 @@ class SvcPlugin:
 
     def on_job_delete(self, job: Mapping[str, Any], view: JobView, writer: Writer) -> None:
         """Delete the ConfigMap, the Service and the NetworkPolicy."""
-        _delete(writer, R.CONFIGMAPS, self.configmap_name(view), view)
-        _delete(writer, R.SERVICES, view.name, view)
+        delete_owned(writer, R.CONFIGMAPS, self.configmap_name(view), view)
+        delete_owned(writer, R.SERVICES, view.name, view)
         if not self._flag("disable-network-policy", False):
-            _delete(writer, R.NETWORKPOLICIES, view.name, view)
+            delete_owned(writer, R.NETWORKPOLICIES, view.name, view)
 
 
 def ssh_config(view: JobView, port: int) -> str:
@@ -379,8 +386,11 @@ def generate_key() -> tuple[bytes, bytes]:
 
 
 @dataclass
-class SshPlugin:
-    """``ssh``: a key pair and ssh config in a Secret, mounted into every container."""
+class SshPlugin(NoJobHooks):
+    """``ssh``: a key pair and ssh config in a Secret, mounted into every container.
+
+    Its ssh config keeps the creation-time hosts (as Volcano's): no ``on_job_update``.
+    """
 
     arguments: Sequence[str] = ()
     key_source: Callable[[], tuple[bytes, bytes]] = generate_key
@@ -439,14 +449,8 @@ class SshPlugin:
             "metadata": _owned(job, view, self.secret_name(view)),
             "data": {k: base64.b64encode(v).decode() for k, v in files.items()},
         }
-        created = _create(writer, R.SECRETS, secret, view, readable=False)
+        created = create_owned(writer, R.SECRETS, secret, view, readable=False)
         return {self.uid_key(): uid_of(created)} if created is not None else None
-
-    def on_job_update(
-        self, job: Mapping[str, Any], view: JobView, writer: Writer
-    ) -> Mapping[str, str] | None:
-        """The Secret's ssh config keeps its creation-time hosts (as Volcano's)."""
-        return None
 
     def uid_key(self) -> str:
         """The ``status.controlledResources`` key recording the Secret's uid."""
