@@ -32,7 +32,6 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from volcano_py.api import resources as R
@@ -48,10 +47,7 @@ from volcano_py.api.vcjob import (
     Event,
 )
 from volcano_py.api.vcjob import JOB_CONTROLLER_NAME as NAME
-from volcano_py.controllers.framework import (
-    ControllerOptions,
-    start_and_wait_for_caches,
-)
+from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.job.interfaces import (
     JOB_UID_INDEX,
     Caches,
@@ -60,10 +56,10 @@ from volcano_py.controllers.job.interfaces import (
     job_uid_index,
 )
 from volcano_py.controllers.job.sync import JobSync
+from volcano_py.controllers.skeleton import QueueController, Wiring
 from volcano_py.kube.events import DiscardRecorder, Recorder
-from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
+from volcano_py.kube.informer import EventHandler
 from volcano_py.kube.store import key_of
-from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 
 log = logging.getLogger(__name__)
 
@@ -125,30 +121,22 @@ def pod_event(
     return Event.OUT_OF_SYNC, None
 
 
-class JobController:
+class JobController(QueueController[Request]):
     """The ``job-controller`` (Volcano's ``jobcontroller``); see the module docstring."""
 
+    controller_name = NAME
+
     def __init__(self) -> None:
-        self._options: ControllerOptions | None = None
-        self._informers: list[Informer] = []
-        self._registrations: list[HandlerRegistration] = []
-        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(NAME)
+        super().__init__()
         self.sync_state: JobSync | None = None
 
-    @property
-    def name(self) -> str:
-        """``job-controller``."""
-        return NAME
-
-    def initialize(self, options: ControllerOptions) -> None:
+    def wire(self, options: ControllerOptions) -> Wiring:
         """Get the shared informers, index pods by vcjob, register the handlers."""
-        self._options = options
         factory = options.informers
         jobs = factory.informer(R.VCJOBS)
         pods = factory.informer(R.PODS)
         podgroups = factory.informer(R.PODGROUPS)
         commands = factory.informer(R.COMMANDS)
-        self._informers = [jobs, pods, podgroups, commands]
         try:
             pods.add_indexers({JOB_UID_INDEX: job_uid_index})
         except ValueError:
@@ -160,7 +148,7 @@ class JobController:
             recorder,
             enqueue_after=self.queue.add_after,
         )
-        self._registrations = [
+        registrations = [
             jobs.add_event_handler(
                 EventHandler(
                     on_add=self._job_added, on_update=self._job_updated, on_delete=self._job_gone
@@ -174,21 +162,12 @@ class JobController:
             podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
             commands.add_event_handler(EventHandler(on_add=self._command_added)),
         ]
+        return [jobs, pods, podgroups, commands], registrations
 
-    def run(self, stop: threading.Event) -> None:
-        """Start the informers, wait for their caches, run the workers until ``stop``."""
-        if self._options is None:
-            raise RuntimeError("job-controller: run() before initialize()")
-        if not start_and_wait_for_caches(self._options, self._informers, stop):
-            return
-        log.info("%s: caches synced", self.name)
-        try:
-            run_workers(
-                self.queue, max(1, self._options.worker_threads), self.sync, stop, self.name
-            )
-        finally:
-            if self.sync_state is not None:
-                self.sync_state.close()
+    def close(self) -> None:
+        """Stop the pod-creating threads."""
+        if self.sync_state is not None:
+            self.sync_state.close()
 
     def sync(self, request: Request) -> None:
         """Reconcile one queued request (the worker's sync function)."""

@@ -30,7 +30,6 @@ holding every Job and DaemonSet of the cluster in memory.
 from __future__ import annotations
 
 import logging
-import threading
 
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
@@ -40,10 +39,7 @@ from volcano_py.api.constants import (
     PODGROUP_NAME_PREFIX,
 )
 from volcano_py.api.meta import annotations_of, controller_ref, name_of, namespace_of
-from volcano_py.controllers.framework import (
-    ControllerOptions,
-    start_and_wait_for_caches,
-)
+from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup.interfaces import (
     CONTROLLER_UID_INDEX,
     POD,
@@ -55,42 +51,34 @@ from volcano_py.controllers.podgroup.interfaces import (
 )
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 from volcano_py.controllers.podgroup.workload import sync_workload
+from volcano_py.controllers.skeleton import QueueController, Wiring
 from volcano_py.kube.clock import Clock
 from volcano_py.kube.events import DiscardRecorder, Recorder
-from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
+from volcano_py.kube.informer import EventHandler
 from volcano_py.kube.store import key_of
-from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 
 log = logging.getLogger(__name__)
 
 _WORKLOAD_KINDS = (REPLICASET, STATEFULSET)
 
 
-class PodGroupController:
+class PodGroupController(QueueController[Request]):
     """The ``pg-controller`` (Volcano's ``pgcontroller``); see the module docstring."""
 
+    controller_name = PODGROUP_CONTROLLER_NAME
+
     def __init__(self, *, clock: Clock | None = None) -> None:
+        super().__init__()
         self._clock = clock
-        self._options: ControllerOptions | None = None
-        self._informers: list[Informer] = []
-        self._registrations: list[HandlerRegistration] = []
-        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(PODGROUP_CONTROLLER_NAME)
         self.sync_state: PodGroupSync | None = None
 
-    @property
-    def name(self) -> str:
-        """``pg-controller``."""
-        return PODGROUP_CONTROLLER_NAME
-
-    def initialize(self, options: ControllerOptions) -> None:
+    def wire(self, options: ControllerOptions) -> Wiring:
         """Get the shared informers, index pods by controller, register the handlers."""
-        self._options = options
         factory = options.informers
         pods = factory.informer(R.PODS)
         podgroups = factory.informer(R.PODGROUPS)
         replicasets = factory.informer(R.REPLICASETS)
         statefulsets = factory.informer(R.STATEFULSETS)
-        self._informers = [pods, podgroups, replicasets, statefulsets]
         try:
             pods.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
         except ValueError:
@@ -106,7 +94,7 @@ class PodGroupController:
             clock=self._clock,
             implicit=options.implicit_pod,
         )
-        self._registrations = [
+        registrations = [
             pods.add_event_handler(
                 EventHandler(
                     on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_gone
@@ -118,16 +106,11 @@ class PodGroupController:
             replicasets.add_event_handler(self._workload_handler(REPLICASET)),
             statefulsets.add_event_handler(self._workload_handler(STATEFULSET)),
         ]
+        return [pods, podgroups, replicasets, statefulsets], registrations
 
-    def run(self, stop: threading.Event) -> None:
-        """Start the informers, wait for their caches, run the workers until ``stop``."""
-        if self._options is None:
-            raise RuntimeError("pg-controller: run() before initialize()")
-        if not start_and_wait_for_caches(self._options, self._informers, stop):
-            return
-        log.info("%s: caches synced", self.name)
-        workers = max(1, self._options.worker_threads_for_podgroup)
-        run_workers(self.queue, workers, self.sync, stop, self.name)
+    def worker_count(self, options: ControllerOptions) -> int:
+        """``worker_threads_for_podgroup`` (Volcano's ``--worker-threads-for-podgroup``)."""
+        return options.worker_threads_for_podgroup
 
     def sync(self, request: Request) -> None:
         """Reconcile one queued request (the worker's sync function)."""

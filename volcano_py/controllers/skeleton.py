@@ -1,0 +1,82 @@
+"""The controller skeleton: shared informers in, one work queue, workers calling ``sync``.
+
+A ``QueueController`` plays the framework's ``Controller`` role (``framework.py``) the
+sample-controller way, so each controller writes only what differs:
+
+- ``wire(options)`` (the subclass): get the shared informers, add indexes, build the sync
+  state, register handlers that only turn events into work items on ``self.queue``; no I/O.
+  It returns the informers whose caches ``run`` waits for, and the handler registrations.
+- ``sync(item)`` (the subclass): reconcile one work item; raise to have it retried with the
+  queue's backoff.
+- ``worker_count(options)``: how many workers (``worker_threads`` unless overridden).
+- ``close()``: stop what the controller started itself (pools), after the workers stop.
+
+``run(stop)`` is the one start-up order: start the shared informers (idempotent), wait for
+this controller's caches (returning at once when ``stop`` is set first), then run the
+workers until ``stop``, then ``close``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import ClassVar, Generic, TypeVar
+
+from volcano_py.controllers.framework import ControllerOptions, start_and_wait_for_caches
+from volcano_py.kube.informer import HandlerRegistration, Informer
+from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
+
+log = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
+Wiring = tuple[list[Informer], list[HandlerRegistration]]
+
+
+class QueueController(Generic[Item]):
+    """The shared controller skeleton; see the module docstring."""
+
+    controller_name: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._options: ControllerOptions | None = None
+        self._informers: list[Informer] = []
+        self._registrations: list[HandlerRegistration] = []
+        self.queue: RateLimitingQueue[Item] = RateLimitingQueue(self.controller_name)
+
+    @property
+    def name(self) -> str:
+        """The controller's wire name."""
+        return self.controller_name
+
+    def initialize(self, options: ControllerOptions) -> None:
+        """Wire to the shared informers (``wire``); no API calls here."""
+        self._options = options
+        self._informers, self._registrations = self.wire(options)
+
+    def wire(self, options: ControllerOptions) -> Wiring:
+        """Informers, indexes, sync state and handlers (the subclass's)."""
+        raise NotImplementedError
+
+    def worker_count(self, options: ControllerOptions) -> int:
+        """How many workers run ``sync``."""
+        return options.worker_threads
+
+    def run(self, stop: threading.Event) -> None:
+        """Start the informers, wait for the caches, run the workers until ``stop``."""
+        if self._options is None:
+            raise RuntimeError(f"{self.name}: run() before initialize()")
+        if not start_and_wait_for_caches(self._options, self._informers, stop):
+            return
+        log.info("%s: caches synced", self.name)
+        try:
+            workers = max(1, self.worker_count(self._options))
+            run_workers(self.queue, workers, self.sync, stop, self.name)
+        finally:
+            self.close()
+
+    def sync(self, item: Item) -> None:
+        """Reconcile one work item (the subclass's)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop what the controller started itself; nothing by default."""
