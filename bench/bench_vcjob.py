@@ -183,6 +183,29 @@ def timed_sync(controller: JobController) -> Callable[[], float]:
     return lambda: spent[0]
 
 
+def in_process(client: KubeClient) -> tuple[SharedInformerFactory, Scheduler, JobController]:
+    """The scheduler and job-controller on one informer factory, as the manager wires them."""
+    informers = SharedInformerFactory(client)
+    scheduler = Scheduler(client, informers, None, "volcano", None, schedule_period=0.2)
+    controller = JobController()
+    controller.initialize(ControllerOptions(client=client, informers=informers))
+    return informers, scheduler, controller
+
+
+def stop_all(
+    stop: threading.Event,
+    scheduler: Scheduler,
+    threads: list[threading.Thread],
+    informers: SharedInformerFactory,
+) -> None:
+    """Stop the loop and workers started on ``threads``, then the informers."""
+    stop.set()
+    scheduler.cache.changed.set()
+    for thread in threads:
+        thread.join(15)
+    informers.shutdown()
+
+
 def main() -> None:
     tune_gc()
     cp = ControlPlane(controller_manager=False)
@@ -208,10 +231,7 @@ def main() -> None:
             f" {JOBS} jobs x {PODS} pods"
         )
 
-        informers = SharedInformerFactory(client)
-        scheduler = Scheduler(client, informers, None, "volcano", None, schedule_period=0.2)
-        controller = JobController()
-        controller.initialize(ControllerOptions(client=client, informers=informers))
+        informers, scheduler, controller = in_process(client)
         cpu = timed_sync(controller)
         timeline = Timeline()
         informers.informer(R.PODS).add_event_handler(EventHandler(on_add=timeline.pod_added))
@@ -258,11 +278,7 @@ def main() -> None:
             print(f"   job-controller CPU: {cpu() * 1000 / JOBS:.1f} ms per job "
                   f"({cpu():.2f}s in sync for {JOBS} jobs)")  # fmt: skip
         finally:
-            stop.set()
-            scheduler.cache.changed.set()
-            for thread in threads:
-                thread.join(15)
-            informers.shutdown()
+            stop_all(stop, scheduler, threads, informers)
     finally:
         cp.stop()
 
