@@ -31,11 +31,11 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_QUEUE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.selectors import is_qualified_name
 from webhooks.jobs.templates import template_problems
 
-JSON = dict[str, Any]
 QueueLookup = Callable[[str], Mapping[str, Any] | None]
 
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted",

@@ -22,7 +22,6 @@ from volcano_py.api.errors import FieldError, child, index, key
 from volcano_py.api.meta import read_int, read_list, read_object, read_str
 from volcano_py.api.vcjob import JobView
 
-JSON = dict[str, Any]
 KIND = "Job"
 API_VERSION = "batch.volcano.sh/v1alpha1"
 

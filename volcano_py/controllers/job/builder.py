@@ -28,6 +28,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import constants as C
 from volcano_py.api.quantity import Quantity, add_resource_lists, format_resource_list
 from volcano_py.api.vcjob import (
@@ -47,7 +48,6 @@ from volcano_py.api.vcjob import (
 )
 from volcano_py.controllers.podgroup.quota import pod_quota_usage
 
-JSON = dict[str, Any]
 ResourceList = dict[str, Quantity]
 
 # Keys a pod inherits from its Job's annotations / labels (Volcano's createJobPod).

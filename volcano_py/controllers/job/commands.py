@@ -6,15 +6,12 @@ order); when it is already gone, another worker (or process) took it and this re
 
 from __future__ import annotations
 
-from typing import Any
-
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.controllers.job.context import JobContext
 from volcano_py.controllers.job.interfaces import Request
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import NORMAL
-
-JSON = dict[str, Any]
 
 REASON_COMMAND_ISSUED = "CommandIssued"
 

@@ -32,8 +32,8 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import annotations_of, controller_ref, is_being_deleted, labels_of
 from volcano_py.api.vcjob import (
@@ -63,7 +63,6 @@ from volcano_py.kube.store import key_of
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 # Pod updates that only change the Job's counts wait this long, so the updates of a gang's
 # pods (bound, Running, ...) coalesce into one status write instead of one each.
 RECOUNT_DELAY_S = 0.5

@@ -27,10 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.vcjob import DEFAULT_TASK_SPEC, TASK_INDEX, TASK_SPEC_KEY, JobView, TaskSpec
 from volcano_py.controllers.job.plugins import NoJobHooks, check_host_list, flags
-
-JSON = dict[str, Any]
 
 
 def domain_name(task: TaskSpec, job: str, ix: int) -> str:

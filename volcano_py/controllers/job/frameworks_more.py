@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.vcjob import (
     JOB_NAME_KEY,
@@ -43,7 +44,6 @@ from volcano_py.controllers.job.plugins import (
     flags,
 )
 
-JSON = dict[str, Any]
 HCCL_RANK_KEY = "hccl/rankIndex"
 _RAY_PORTS = (("port", "gcs", 6379), ("dashboardPort", "dashboard", 8265),
               ("clientPort", "client-server", 10001))  # fmt: skip

@@ -7,17 +7,16 @@ without threads or informers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref
 from volcano_py.api.vcjob import API_VERSION, KIND
 from volcano_py.kube.store import Store
 from volcano_py.kube.transforms import CacheReads
-
-JSON = dict[str, Any]
+from volcano_py.kube.verbs import Create, Delete, Get, Update
 
 # What job-controller reads from the shared Pod cache (checked against the Pod transform by
 # tests/unit/kube/test_cache_contract.py): identity and ownership for bookkeeping, the
@@ -90,33 +89,8 @@ class Request:
         return f"{self.key} ({what}{' ' + self.pod if self.pod else ''})"
 
 
-class JobClient(Protocol):
+class JobClient(Get, Create, Update, Delete, Protocol):
     """The ``KubeClient`` verbs the job controller uses (a recording fake in unit tests)."""
-
-    def get(self, resource: R.APIResource, name: str, namespace: str | None = None) -> JSON:
-        """GET one object."""
-        ...
-
-    def create(self, resource: R.APIResource, body: JSON, namespace: str | None = None) -> JSON:
-        """POST a new object."""
-        ...
-
-    def update(
-        self, resource: R.APIResource, body: JSON, *, subresource: str | None = None
-    ) -> JSON:
-        """PUT an object (or its ``subresource``)."""
-        ...
-
-    def delete(
-        self,
-        resource: R.APIResource,
-        name: str,
-        namespace: str | None = None,
-        *,
-        preconditions: Mapping[str, str] | None = None,
-    ) -> JSON:
-        """DELETE an object (only while ``preconditions``, e.g. its uid, still hold)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ yet (by name and uid), so a restart racing its own creates leaves no pod of the 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import annotations_of, is_being_deleted, labels_of, name_of
 from volcano_py.api.vcjob import TASK_PARTITION_ID, TASK_SPEC_KEY, Action, JobPhase, JobView
@@ -27,8 +27,6 @@ from volcano_py.controllers.job.plugin_steps import delete_plugins
 from volcano_py.controllers.job.state import POD_FAILED, POD_SUCCEEDED, Status, Step, StepKind
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import WARNING
-
-JSON = dict[str, Any]
 
 REASON_FAILED_DELETE_POD = "FailedDelete"
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.vcjob import JobView
 from volcano_py.controllers.job.context import JobContext
@@ -25,8 +25,6 @@ from volcano_py.controllers.job.plugin_registry import plugins_of
 from volcano_py.controllers.job.plugins import JobPlugin, PluginError
 from volcano_py.kube.errors import Invalid
 from volcano_py.kube.events import WARNING
-
-JSON = dict[str, Any]
 
 REASON_PLUGIN_ERROR = "PluginError"
 

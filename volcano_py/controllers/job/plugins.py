@@ -53,6 +53,7 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import controller_ref, uid_of
 from volcano_py.api.vcjob import (
@@ -66,7 +67,6 @@ from volcano_py.api.vcjob import (
 from volcano_py.controllers.job.interfaces import JobClient
 from volcano_py.kube.errors import AlreadyExists, Conflict, NotFound
 
-JSON = dict[str, Any]
 CONFIGMAP_MOUNT_PATH = "/etc/volcano"
 SSH_ABSOLUTE_PATH = "/root/.ssh"
 SSH_RELATIVE_PATH = ".ssh"

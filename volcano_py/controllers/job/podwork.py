@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import annotations_of, controller_ref, name_of, namespace_of, uid_of
 from volcano_py.api.vcjob import JOB_NAME_KEY, JobView, TaskSpec
@@ -39,8 +40,6 @@ from volcano_py.controllers.job.interfaces import JobClient
 from volcano_py.controllers.job.plugins import JobPlugin, PluginError
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
-
-JSON = dict[str, Any]
 
 CREATE_THREADS = 16
 # Kubernetes' Job controller: MaxPodCreateDeletePerSync and SlowStartInitialBatchSize.

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api.vcjob import JobPhase, JobView
 from volcano_py.controllers.job.state import Status
-
-JSON = dict[str, Any]
 
 
 def now() -> str:

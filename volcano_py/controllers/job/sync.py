@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.errors import FieldError
 from volcano_py.api.meta import is_being_deleted, name_of
@@ -44,7 +45,6 @@ from volcano_py.kube.events import NORMAL, WARNING, Recorder
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 REASON_INVALID_SPEC = "InvalidSpec"
 REASON_EXECUTE_ACTION = "ExecuteAction"

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of
 from volcano_py.api.vcjob import JobPhase, JobView, TaskSpec
@@ -53,7 +54,6 @@ from volcano_py.kube.events import WARNING
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 REASON_POD_GROUP_ERROR = "PodGroupError"
 REASON_POD_GROUP_PENDING = "PodGroupPending"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from datetime import datetime, timedelta
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.vcjob import JobView
 from volcano_py.controllers.job.context import JobContext
@@ -19,8 +19,6 @@ from volcano_py.controllers.job.interfaces import Request
 from volcano_py.kube.errors import NotFound
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
 
 
 def expire(ctx: JobContext, job: JSON, view: JobView) -> bool:

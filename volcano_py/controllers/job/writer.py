@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import name_of, resource_version_of
 from volcano_py.api.vcjob import JobView
@@ -24,8 +25,6 @@ from volcano_py.controllers.job.state import Status
 from volcano_py.controllers.job.status import status_body
 from volcano_py.kube.events import NORMAL, Recorder
 from volcano_py.kube.store import Store
-
-JSON = dict[str, Any]
 
 REASON_PHASE_CHANGED = "JobPhaseChanged"
 

@@ -101,6 +101,7 @@ class RecordingClient:
         name: str,
         namespace: str | None = None,
         *,
+        propagation_policy: str | None = None,
         preconditions: Any = None,
     ) -> JSON:
         self._record(Call("delete", resource.plural, name, preconditions))
