@@ -38,10 +38,26 @@ from webhooks.jobs.templates import template_problems
 
 QueueLookup = Callable[[str], Mapping[str, Any] | None]
 
-POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted",
-                 "TaskFailed", "JobUpdated")  # fmt: skip
-POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",
-                  "TerminateJob", "CompleteJob", "ResumeJob")  # fmt: skip
+POLICY_EVENTS = (
+    "*",
+    "PodFailed",
+    "PodEvicted",
+    "PodPending",
+    "Unknown",
+    "TaskCompleted",
+    "TaskFailed",
+    "JobUpdated",
+)
+POLICY_ACTIONS = (
+    "AbortJob",
+    "RestartJob",
+    "RestartTask",
+    "RestartPod",
+    "RestartPartition",
+    "TerminateJob",
+    "CompleteJob",
+    "ResumeJob",
+)
 DEFAULT_MAX_RETRY = 3
 
 
@@ -79,12 +95,16 @@ def validate_policies(policies: Any, path: str) -> list[str]:
         if events:
             for event in events:
                 if event not in POLICY_EVENTS:
-                    return [f"{at}.event: Unsupported value: {event!r}: invalid policy event; "
-                            f"supported values: {', '.join(POLICY_EVENTS)}"]  # fmt: skip
+                    return [
+                        f"{at}.event: Unsupported value: {event!r}: invalid policy event; "
+                        f"supported values: {', '.join(POLICY_EVENTS)}"
+                    ]
                 action = policy.get("action")
                 if action not in POLICY_ACTIONS:
-                    return [f"{at}.action: Unsupported value: {action!r}: invalid policy action; "
-                            f"supported values: {', '.join(POLICY_ACTIONS)}"]  # fmt: skip
+                    return [
+                        f"{at}.action: Unsupported value: {action!r}: invalid policy action; "
+                        f"supported values: {', '.join(POLICY_ACTIONS)}"
+                    ]
                 if event in seen_events:
                     return [f"{at}.event: duplicate event {event}  across different policy"]
                 seen_events.add(event)
@@ -418,8 +438,7 @@ def default_patch(job: Mapping[str, Any]) -> list[JSON]:
     if not spec.get("queue"):
         patch.append({"op": "add", "path": "/spec/queue", "value": DEFAULT_QUEUE})
     if not spec.get("schedulerName"):
-        patch.append({"op": "add", "path": "/spec/schedulerName",
-                      "value": DEFAULT_SCHEDULER_NAME})  # fmt: skip
+        patch.append({"op": "add", "path": "/spec/schedulerName", "value": DEFAULT_SCHEDULER_NAME})
     if not _int(spec.get("maxRetry")):
         patch.append({"op": "add", "path": "/spec/maxRetry", "value": DEFAULT_MAX_RETRY})
     raw_tasks = spec.get("tasks") or []
@@ -443,9 +462,10 @@ def default_patch(job: Mapping[str, Any]) -> list[JSON]:
             policy = task.get("partitionPolicy") or {}
             minimum = _int(policy.get("minPartitions"))
             task["minAvailable"] = (
-                minimum * _int(policy.get("partitionSize")) if minimum > 0
+                minimum * _int(policy.get("partitionSize"))
+                if minimum > 0
                 else _int(task.get("replicas"))
-            )  # fmt: skip
+            )
             changed = True
         if not _int(task.get("maxRetry")):
             task["maxRetry"] = DEFAULT_MAX_RETRY

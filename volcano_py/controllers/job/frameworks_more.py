@@ -45,8 +45,11 @@ from volcano_py.controllers.job.plugins import (
 )
 
 HCCL_RANK_KEY = "hccl/rankIndex"
-_RAY_PORTS = (("port", "gcs", 6379), ("dashboardPort", "dashboard", 8265),
-              ("clientPort", "client-server", 10001))  # fmt: skip
+_RAY_PORTS = (
+    ("port", "gcs", 6379),
+    ("dashboardPort", "dashboard", 8265),
+    ("clientPort", "client-server", 10001),
+)
 
 
 def _port(args: Mapping[str, str], flag: str, default: int) -> int:
@@ -97,9 +100,14 @@ class RayPlugin(NoJobHooks):
                     for name, port in ports
                     if port not in known
                 )
-                container["command"] = ["sh", "-c", (
-                    f"ray start --head --block --dashboard-host=0.0.0.0 --port={gcs} "
-                    f"--dashboard-port={dashboard} --ray-client-server-port={client}")]  # fmt: skip
+                container["command"] = [
+                    "sh",
+                    "-c",
+                    (
+                        f"ray start --head --block --dashboard-host=0.0.0.0 --port={gcs} "
+                        f"--dashboard-port={dashboard} --ray-client-server-port={client}"
+                    ),
+                ]
             worker = args.get("worker", "worker")
             if task == worker and container.get("name") == args.get("workerContainer", "worker"):
                 address = f"{domain_name(head, view.name, 0)}:{gcs}"
@@ -111,12 +119,21 @@ class RayPlugin(NoJobHooks):
         """Create the head Service."""
         head = self._args().get("head", "head")
         selector = {JOB_NAME_KEY: view.name, JOB_NAMESPACE_KEY: view.namespace, TASK_SPEC_KEY: head}
-        ports = [{"name": name, "port": port, "targetPort": name, "protocol": "TCP"}
-                 for name, port in self._ports()]  # fmt: skip
-        meta = {"name": self.service_name(view), "namespace": view.namespace,
-                "ownerReferences": [job_owner_reference(job)]}  # fmt: skip
-        service = {"apiVersion": "v1", "kind": "Service", "metadata": meta,
-                   "spec": {"selector": selector, "ports": ports}}  # fmt: skip
+        ports = [
+            {"name": name, "port": port, "targetPort": name, "protocol": "TCP"}
+            for name, port in self._ports()
+        ]
+        meta = {
+            "name": self.service_name(view),
+            "namespace": view.namespace,
+            "ownerReferences": [job_owner_reference(job)],
+        }
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": meta,
+            "spec": {"selector": selector, "ports": ports},
+        }
         create_owned(writer, R.SERVICES, service, view)
         return None
 
@@ -139,8 +156,14 @@ class HcclRankPlugin(NoJobHooks):
         if annotations.get(HCCL_RANK_KEY):
             return
         for container in (pod.get("spec") or {}).get("containers") or []:
-            rank = next((e.get("value") for e in container.get("env") or []
-                         if e.get("name") == "RANK" and e.get("value")), None)  # fmt: skip
+            rank = next(
+                (
+                    e.get("value")
+                    for e in container.get("env") or []
+                    if e.get("name") == "RANK" and e.get("value")
+                ),
+                None,
+            )
             if rank:
                 annotations[HCCL_RANK_KEY] = str(rank)
                 return

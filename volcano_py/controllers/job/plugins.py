@@ -463,8 +463,9 @@ class SshPlugin(NoJobHooks):
         if not uid:
             return  # not recorded: not provably ours; the garbage collector has it if it is
         with contextlib.suppress(NotFound, Conflict):
-            writer.delete(R.SECRETS, self.secret_name(view), view.namespace,
-                          preconditions={"uid": uid})  # fmt: skip
+            writer.delete(
+                R.SECRETS, self.secret_name(view), view.namespace, preconditions={"uid": uid}
+            )
 
 
 class JobPlugin(Protocol):
