@@ -17,7 +17,7 @@ import pytest
 from tests.integration.hostile.conftest import Hostile, memory_limit
 from tests.integration.scheduler.conftest import wait_for
 from volcano_py.api import resources as R
-from volcano_py.kube.errors import ApiError
+from volcano_py.kube.errors import ApiError, NotFound
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -40,6 +40,19 @@ def vcjob(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
     }
     body["spec"].update(spec)
     return body
+
+
+def queue_ready(hostile: Hostile) -> None:
+    """The scheduler makes the default Queue at start; admission needs it (generous wait)."""
+
+    def exists() -> bool:
+        try:
+            hostile.client.get(R.QUEUES, "default")
+        except NotFound:
+            return False
+        return True
+
+    wait_for(exists, timeout=120, interval=0.5)
 
 
 def still_serving(hostile: Hostile, namespace: str) -> None:
@@ -67,6 +80,7 @@ def job_pods(hostile: Hostile, namespace: str, name: str) -> list[dict[str, Any]
 def test_int32_max_replicas_create_pods_in_bounded_batches_and_the_gang_binds(
     hostile: Hostile, namespace: str
 ) -> None:
+    queue_ready(hostile)
     body = vcjob("huge", namespace)
     body["spec"]["tasks"][0]["replicas"] = INT32_MAX
     hostile.client.create(R.VCJOBS, body)  # Volcano's range: admitted
@@ -91,6 +105,7 @@ def test_int32_max_replicas_create_pods_in_bounded_batches_and_the_gang_binds(
 def test_wrong_types_are_a_4xx_naming_the_field(
     hostile: Hostile, namespace: str, spec: dict[str, Any], field: str
 ) -> None:
+    queue_ready(hostile)
     body = vcjob("typo", namespace, **spec)
     with pytest.raises(ApiError) as err:
         hostile.client.create(R.VCJOBS, body)
@@ -104,6 +119,7 @@ def test_wrong_types_are_a_4xx_naming_the_field(
 def test_a_taken_plugin_object_name_is_a_warning_not_an_adoption(
     hostile: Hostile, namespace: str
 ) -> None:
+    queue_ready(hostile)
     theirs = {"metadata": {"name": "clash-ssh", "namespace": namespace},
               "stringData": {"id_rsa": "not yours"}}  # fmt: skip
     hostile.client.create(R.SECRETS, theirs, namespace)
@@ -123,6 +139,7 @@ def test_a_taken_plugin_object_name_is_a_warning_not_an_adoption(
 def test_a_missing_priority_class_is_a_warning_and_a_reason_on_the_job(
     hostile: Hostile, namespace: str
 ) -> None:
+    queue_ready(hostile)
     hostile.client.create(R.VCJOBS, vcjob("nopc", namespace, priorityClassName="no-such-pc"))
 
     def reason() -> str:
