@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.integration.job.conftest import RunningJobController
 from tests.integration.job.test_job_controller import job_pods, phase, vcjob
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
@@ -25,6 +27,9 @@ from volcano_py.scheduler.scheduler import Scheduler
 
 JOBS = ("race-a", "race-b", "race-c")
 ROUNDS = 6
+
+# a hang guard only: the waits inside are generous and bound a failure, not the verdict
+pytestmark = pytest.mark.timeout(900)
 
 
 def _settled(client: KubeClient, ns: str, name: str) -> Any:

@@ -12,12 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.integration.job.conftest import RunningJobController
 from tests.integration.job.test_job_controller import phase, vcjob
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.scheduler import Scheduler
+
+# a hang guard only: the waits inside are generous and bound a failure, not the verdict
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_an_unschedulable_gang_says_why_on_the_job(
