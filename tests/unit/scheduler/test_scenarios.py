@@ -63,7 +63,14 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     sim = Simulator(objects, conf)
     result = sim.run()
     expect = scenario["expect"]
-    tree = sim.cache.hypernodes.build()
+    _check_placement(expect, objects, result, sim.cache.hypernodes.build())
+    _check_statuses(expect, result, sim.cache.snapshot().queues)
+    _check_messages(expect, result)
+    _check_evictions(expect, result)
+
+
+def _check_placement(expect: Any, objects: Any, result: Any, tree: Any) -> None:
+    """``bindings``, ``bound``, ``unbound``, ``within`` and ``boundAtLeast``."""
     for pod, node in (expect.get("bindings") or {}).items():
         assert result.bindings.get(pod) == node, (pod, result.bindings)
     if "bound" in expect:
@@ -77,6 +84,10 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     for group, n in (expect.get("boundAtLeast") or {}).items():
         placed = _placed(objects, group, result.bindings)
         assert len(placed) >= n, (group, n, placed)
+
+
+def _check_statuses(expect: Any, result: Any, queues: Any) -> None:
+    """``phases``, ``allocatedHyperNode``, ``subJobs`` and ``queueAllocated``."""
     for group, phase in (expect.get("phases") or {}).items():
         assert result.podgroups[group]["phase"] == phase, (group, result.podgroups[group])
     for group, hn in (expect.get("allocatedHyperNode") or {}).items():
@@ -85,9 +96,12 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
         got = result.podgroups[group].get("subJobs", {})
         for uid, hn in sub_jobs.items():
             assert got.get(uid, {}).get("allocatedHyperNode") == hn, (group, uid, got)
-    queues = sim.cache.snapshot().queues
     for name, allocated in (expect.get("queueAllocated") or {}).items():
         assert queues[name].allocated.to_list() == allocated, (name, queues[name].status())
+
+
+def _check_messages(expect: Any, result: Any) -> None:
+    """``messages`` (PodGroup conditions), ``podMessages`` (events), ``notInMessages``."""
     for group, text in (expect.get("messages") or {}).items():
         messages = [c["message"] for c in result.podgroups[group]["conditions"]]
         assert any(text in m for m in messages), (group, messages)
@@ -100,6 +114,10 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
     ]
     for text in expect.get("notInMessages") or ():
         assert not any(text in m for m in everything), (text, everything)
+
+
+def _check_evictions(expect: Any, result: Any) -> None:
+    """``evicted``, ``notEvicted``, ``evictedCount`` and ``evictionsFor``."""
     for pod in expect.get("evicted") or ():
         assert pod in result.evictions, (pod, result.evictions)
     for pod in expect.get("notEvicted") or ():
