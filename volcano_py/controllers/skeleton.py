@@ -9,11 +9,17 @@ sample-controller way, so each controller writes only what differs:
 - ``sync(item)`` (the subclass): reconcile one work item; raise to have it retried with the
   queue's backoff.
 - ``worker_count(options)``: how many workers (``worker_threads`` unless overridden).
+- ``caches_synced()``: work to queue once the caches are synced, before the workers start
+  (nothing unless overridden).
 - ``close()``: stop what the controller started itself (pools), after the workers stop.
 
 ``run(stop)`` is the one start-up order: start the shared informers (idempotent), wait for
-this controller's caches (returning at once when ``stop`` is set first), then run the
-workers until ``stop``, then ``close``.
+this controller's caches (returning at once when ``stop`` is set first), ``caches_synced``,
+then run the workers until ``stop``, then ``close``.
+
+Three helpers for ``wire``: ``shared_informers`` (the factory's informers of some resources),
+``add_index`` (an index on a shared informer's cache, which may be there already) and
+``recorder_of`` (the options' event recorder, or one that drops events).
 """
 
 from __future__ import annotations
@@ -22,14 +28,39 @@ import logging
 import threading
 from typing import ClassVar, Generic, TypeVar
 
+from volcano_py.api.resources import APIResource
 from volcano_py.controllers.framework import ControllerOptions, start_and_wait_for_caches
+from volcano_py.kube.events import DiscardRecorder, Recorder
 from volcano_py.kube.informer import HandlerRegistration, Informer
+from volcano_py.kube.store import IndexFunc
 from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 
 log = logging.getLogger(__name__)
 
 Item = TypeVar("Item")
 Wiring = tuple[list[Informer], list[HandlerRegistration]]
+
+
+def shared_informers(options: ControllerOptions, *resources: APIResource) -> list[Informer]:
+    """The shared informers of ``resources``, in that order (made on first ask, not started)."""
+    return [options.informers.informer(resource) for resource in resources]
+
+
+def add_index(informer: Informer, name: str, index: IndexFunc) -> None:
+    """Index ``informer``'s cache by ``index`` unless an index ``name`` is there already.
+
+    The informers are shared: another controller, or an earlier wiring on the same factory,
+    may have added the index first.
+    """
+    try:
+        informer.add_indexers({name: index})
+    except ValueError:
+        log.debug("%s index %s already present", informer.resource.kind.lower(), name)
+
+
+def recorder_of(options: ControllerOptions) -> Recorder:
+    """The options' event recorder, or a ``DiscardRecorder`` when they carry none."""
+    return options.recorder if options.recorder is not None else DiscardRecorder()
 
 
 class QueueController(Generic[Item]):
@@ -68,11 +99,15 @@ class QueueController(Generic[Item]):
         if not start_and_wait_for_caches(self._options, self._informers, stop):
             return
         log.info("%s: caches synced", self.name)
+        self.caches_synced()
         try:
             workers = max(1, self.worker_count(self._options))
             run_workers(self.queue, workers, self.sync, stop, self.name)
         finally:
             self.close()
+
+    def caches_synced(self) -> None:
+        """Queue the work due at start, before the workers run; nothing by default."""
 
     def sync(self, item: Item) -> None:
         """Reconcile one work item (the subclass's)."""

@@ -1,4 +1,4 @@
-"""The controller skeleton job-controller and pg-controller share: its start-up order."""
+"""The controller skeleton job-, pg- and queue-controller share: start-up order, helpers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from volcano_py.api import resources as R
 from volcano_py.controllers.framework import ControllerOptions
-from volcano_py.controllers.skeleton import QueueController, Wiring
+from volcano_py.controllers.skeleton import QueueController, Wiring, add_index, recorder_of
+from volcano_py.kube.events import DiscardRecorder, FakeRecorder
 from volcano_py.kube.informer import SharedInformerFactory
 
 
@@ -52,3 +54,65 @@ def test_run_wires_once_runs_workers_until_stop_then_closes() -> None:
     stop.set()  # the workers return at once
     probe.run(stop)
     assert probe.closed == 1
+
+
+class StartProbe(Probe):
+    """Queues one item once the caches are synced; its sync stops the controller."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        super().__init__()
+        self.stop = stop
+        self.synced: list[str] = []
+
+    def caches_synced(self) -> None:
+        self.queue.add("at-start")
+
+    def sync(self, item: str) -> None:
+        self.synced.append(item)
+        self.stop.set()
+
+
+def test_work_queued_when_the_caches_sync_reaches_the_workers() -> None:
+    stop = threading.Event()
+    probe = StartProbe(stop)
+    probe.initialize(options())
+    assert len(probe.queue) == 0  # nothing is queued by wiring alone
+    probe.run(stop)
+    assert probe.synced == ["at-start"]
+    assert probe.closed == 1
+
+
+class NeverSynced:
+    """An informer whose first list never arrives."""
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return False
+
+
+def test_caches_synced_is_skipped_when_stopped_before_the_caches_sync() -> None:
+    stop = threading.Event()
+    probe = StartProbe(stop)
+    never_synced: Any = NeverSynced()
+    probe.wire = lambda options: ([never_synced], [])  # type: ignore[method-assign]
+    probe.initialize(options())
+    stop.set()
+    probe.run(stop)
+    assert len(probe.queue) == 0
+    assert probe.closed == 0
+
+
+def test_add_index_keeps_the_first_index_of_a_name() -> None:
+    informer = options().informers.informer(R.PODS)
+    add_index(informer, "by-node", lambda pod: [pod["spec"]["nodeName"]])
+    add_index(informer, "by-node", lambda pod: ["other"])  # a second wiring: no error
+    informer.store.put("ns/p", {"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}})
+    assert informer.store.index_keys("by-node", "n1") == ["ns/p"]
+    assert informer.store.index_keys("by-node", "other") == []
+
+
+def test_recorder_of_is_the_options_recorder_or_one_that_discards() -> None:
+    opts = options()
+    assert isinstance(recorder_of(opts), DiscardRecorder)
+    recorder = FakeRecorder()
+    opts.recorder = recorder  # type: ignore[assignment]
+    assert recorder_of(opts) is recorder

@@ -31,8 +31,6 @@ Handlers only turn events into ``Request`` items on one rate-limited queue, as V
 
 from __future__ import annotations
 
-import logging
-
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.meta import annotations_of, controller_ref, is_being_deleted, labels_of
@@ -56,12 +54,15 @@ from volcano_py.controllers.job.interfaces import (
     job_uid_index,
 )
 from volcano_py.controllers.job.sync import JobSync
-from volcano_py.controllers.skeleton import QueueController, Wiring
-from volcano_py.kube.events import DiscardRecorder, Recorder
+from volcano_py.controllers.skeleton import (
+    QueueController,
+    Wiring,
+    add_index,
+    recorder_of,
+    shared_informers,
+)
 from volcano_py.kube.informer import EventHandler
 from volcano_py.kube.store import key_of
-
-log = logging.getLogger(__name__)
 
 # Pod updates that only change the Job's counts wait this long, so the updates of a gang's
 # pods (bound, Running, ...) coalesce into one status write instead of one each.
@@ -131,20 +132,13 @@ class JobController(QueueController[Request]):
 
     def wire(self, options: ControllerOptions) -> Wiring:
         """Get the shared informers, index pods by vcjob, register the handlers."""
-        factory = options.informers
-        jobs = factory.informer(R.VCJOBS)
-        pods = factory.informer(R.PODS)
-        podgroups = factory.informer(R.PODGROUPS)
-        commands = factory.informer(R.COMMANDS)
-        try:
-            pods.add_indexers({JOB_UID_INDEX: job_uid_index})
-        except ValueError:
-            log.debug("pod index %s already present", JOB_UID_INDEX)
-        recorder: Recorder = options.recorder if options.recorder is not None else DiscardRecorder()
+        informers = shared_informers(options, R.VCJOBS, R.PODS, R.PODGROUPS, R.COMMANDS)
+        jobs, pods, podgroups, commands = informers
+        add_index(pods, JOB_UID_INDEX, job_uid_index)
         self.sync_state = JobSync(
             options.client,
             Caches(jobs.store, pods.store, podgroups.store),
-            recorder,
+            recorder_of(options),
             enqueue_after=self.queue.add_after,
         )
         registrations = [
@@ -161,7 +155,7 @@ class JobController(QueueController[Request]):
             podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
             commands.add_event_handler(EventHandler(on_add=self._command_added)),
         ]
-        return [jobs, pods, podgroups, commands], registrations
+        return informers, registrations
 
     def close(self) -> None:
         """Stop the pod-creating threads."""

@@ -29,8 +29,6 @@ holding every Job and DaemonSet of the cluster in memory.
 
 from __future__ import annotations
 
-import logging
-
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import (
@@ -51,13 +49,16 @@ from volcano_py.controllers.podgroup.interfaces import (
 )
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 from volcano_py.controllers.podgroup.workload import sync_workload
-from volcano_py.controllers.skeleton import QueueController, Wiring
+from volcano_py.controllers.skeleton import (
+    QueueController,
+    Wiring,
+    add_index,
+    recorder_of,
+    shared_informers,
+)
 from volcano_py.kube.clock import Clock
-from volcano_py.kube.events import DiscardRecorder, Recorder
 from volcano_py.kube.informer import EventHandler
 from volcano_py.kube.store import key_of
-
-log = logging.getLogger(__name__)
 
 _WORKLOAD_KINDS = (REPLICASET, STATEFULSET)
 
@@ -74,20 +75,13 @@ class PodGroupController(QueueController[Request]):
 
     def wire(self, options: ControllerOptions) -> Wiring:
         """Get the shared informers, index pods by controller, register the handlers."""
-        factory = options.informers
-        pods = factory.informer(R.PODS)
-        podgroups = factory.informer(R.PODGROUPS)
-        replicasets = factory.informer(R.REPLICASETS)
-        statefulsets = factory.informer(R.STATEFULSETS)
-        try:
-            pods.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
-        except ValueError:
-            log.debug("pod index %s already present", CONTROLLER_UID_INDEX)
-        recorder: Recorder = options.recorder if options.recorder is not None else DiscardRecorder()
+        informers = shared_informers(options, R.PODS, R.PODGROUPS, R.REPLICASETS, R.STATEFULSETS)
+        pods, podgroups, replicasets, statefulsets = informers
+        add_index(pods, CONTROLLER_UID_INDEX, controller_uid_index)
         self.sync_state = PodGroupSync(
             options.client,
             Caches(pods.store, podgroups.store, replicasets.store, statefulsets.store),
-            recorder,
+            recorder_of(options),
             scheduler_names=options.scheduler_names,
             inherit_owner_annotations=options.inherit_owner_annotations,
             enqueue=self.queue.add,
@@ -106,7 +100,7 @@ class PodGroupController(QueueController[Request]):
             replicasets.add_event_handler(self._workload_handler(REPLICASET)),
             statefulsets.add_event_handler(self._workload_handler(STATEFULSET)),
         ]
-        return [pods, podgroups, replicasets, statefulsets], registrations
+        return informers, registrations
 
     def worker_count(self, options: ControllerOptions) -> int:
         """``worker_threads_for_podgroup`` (Volcano's ``--worker-threads-for-podgroup``)."""

@@ -30,7 +30,6 @@ followed.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +45,8 @@ from volcano_py.api.queue import (
     QueueState,
     queue_manifest,
 )
-from volcano_py.controllers.framework import ControllerOptions, start_and_wait_for_caches
+from volcano_py.controllers import skeleton
+from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.queue.state import (
     CLOSE_QUEUE_ACTION,
     COMMAND_ACTIONS,
@@ -59,9 +59,8 @@ from volcano_py.controllers.queue.state import (
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, NotFound
 from volcano_py.kube.events import DiscardRecorder, Recorder
-from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
+from volcano_py.kube.informer import EventHandler
 from volcano_py.kube.store import Store, key_of
-from volcano_py.kube.workqueue import RateLimitingQueue, run_workers
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +131,13 @@ def parent_cycle(queues: Callable[[str], JSON | None], name: str) -> list[str] |
     return None
 
 
-class QueueController:
+class QueueController(skeleton.QueueController[Request]):
     """The ``queue-controller`` (Volcano's ``queuecontroller``); see the module docstring."""
 
+    controller_name = QUEUE_CONTROLLER_NAME
+
     def __init__(self) -> None:
-        self._options: ControllerOptions | None = None
-        self._informers: list[Informer] = []
-        self._registrations: list[HandlerRegistration] = []
-        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(QUEUE_CONTROLLER_NAME)
+        super().__init__()
         self.client: KubeClient | None = None
         self.recorder: Recorder = DiscardRecorder()
         self.queues = Store()
@@ -147,28 +145,15 @@ class QueueController:
         self.commands = Store()
         self._open_tries: dict[Request, int] = {}  # opens waiting for their parent to open
 
-    @property
-    def name(self) -> str:
-        """``queue-controller``."""
-        return QUEUE_CONTROLLER_NAME
-
-    def initialize(self, options: ControllerOptions) -> None:
+    def wire(self, options: ControllerOptions) -> skeleton.Wiring:
         """Get the shared informers, index PodGroups by queue, register the handlers."""
-        self._options = options
         self.client = options.client
-        if options.recorder is not None:
-            self.recorder = options.recorder
-        factory = options.informers
-        queues = factory.informer(R.QUEUES)
-        podgroups = factory.informer(R.PODGROUPS)
-        commands = factory.informer(R.COMMANDS)
-        self._informers = [queues, podgroups, commands]
-        try:
-            podgroups.add_indexers({QUEUE_INDEX: _podgroup_queue_index})
-        except ValueError:
-            log.debug("podgroup index %s already present", QUEUE_INDEX)
+        self.recorder = skeleton.recorder_of(options)
+        informers = skeleton.shared_informers(options, R.QUEUES, R.PODGROUPS, R.COMMANDS)
+        queues, podgroups, commands = informers
+        skeleton.add_index(podgroups, QUEUE_INDEX, _podgroup_queue_index)
         self.queues, self.podgroups, self.commands = queues.store, podgroups.store, commands.store
-        self._registrations = [
+        registrations = [
             queues.add_event_handler(
                 EventHandler(
                     on_add=self.queue_added,
@@ -181,17 +166,12 @@ class QueueController:
             ),
             commands.add_event_handler(EventHandler(on_add=self.command_added)),
         ]
+        return informers, registrations
 
-    def run(self, stop: threading.Event) -> None:
-        """Start the informers, wait for their caches, run the workers until ``stop``."""
-        if self._options is None:
-            raise RuntimeError("queue-controller: run() before initialize()")
-        if not start_and_wait_for_caches(self._options, self._informers, stop):
-            return
-        log.info("%s: caches synced", self.name)
+    def caches_synced(self) -> None:
+        """Sync ``root`` and ``default`` once at start (re-created if missing)."""
         for name in BUILTIN_QUEUES:
             self.queue.add(Request(name))
-        run_workers(self.queue, max(1, self._options.worker_threads), self.sync, stop, self.name)
 
     # --- handlers: events in, keys out ------------------------------------------------------
 
