@@ -60,6 +60,7 @@ from volcano_py.scheduler.actions.placement import (
     tier_reports,
     without_reserved,
 )
+from volcano_py.scheduler.actions.pod_slots import pod_slots_fit
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.actions.scheduling_gates import gated_fit
 from volcano_py.scheduler.actions.volume_claims import volume_fit
@@ -91,23 +92,48 @@ class AllocateAction:
         ]
         reserved = nominated_nodes(ssn)
         more: list[JobInfo] = []  # ready flat jobs with pods left: the second round
+        over: list[JobInfo] = []  # jobs that ran out of placement budget: tried last
         for job in queue_ordered(ssn, jobs):
             if not _may_try(ssn, job):
                 continue
-            others = {n for uid, names in reserved.items() if uid != job.key for n in names}
-            if job.has_sub_group_policy():
-                allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
-            elif job.with_network_topology():
-                allocate_with_topology(ssn, job, others)
-            elif _first_round(ssn, job, others):
+            ssn.work.begin(job.key)
+            if _place(ssn, job, _others(reserved, job), until_ready=True):
                 more.append(job)
+            if ssn.work.end():
+                over.append(job)
         for job in queue_ordered(ssn, more):
             refused = queue_refusal(ssn, job)  # the first round may have filled the queue
             if refused is not None:
                 ssn.job_fit[job.key] = refused
                 continue
-            others = {n for uid, names in reserved.items() if uid != job.key for n in names}
-            allocate_without_topology(ssn, job, others)
+            ssn.work.begin(job.key)
+            allocate_without_topology(ssn, job, _others(reserved, job))
+            if ssn.work.end() and job not in over:
+                over.append(job)
+        # behind the rest of the queue, unbounded (``api/work_budget``)
+        for job in over:
+            if queue_refusal(ssn, job) is None and job.pending_tasks():
+                ssn.work.begin(job.key, bounded=False)
+                _place(ssn, job, _others(reserved, job), until_ready=False)
+                ssn.work.end()
+
+
+def _others(reserved: dict[str, set[str]], job: JobInfo) -> set[str]:
+    """The nodes nominated for jobs other than ``job``."""
+    return {n for uid, names in reserved.items() if uid != job.key for n in names}
+
+
+def _place(ssn: Session, job: JobInfo, others: set[str], *, until_ready: bool) -> bool:
+    """Place ``job`` by its kind; True for a ready flat job with pods left (``until_ready``)."""
+    if job.has_sub_group_policy():
+        allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
+    elif job.with_network_topology():
+        allocate_with_topology(ssn, job, others)
+    elif until_ready:
+        return _first_round(ssn, job, others)
+    else:
+        allocate_without_topology(ssn, job, others)
+    return False
 
 
 def _first_round(ssn: Session, job: JobInfo, reserved: set[str]) -> bool:
@@ -153,6 +179,10 @@ def _may_try(ssn: Session, job: JobInfo) -> bool:
         return False
     if job.topology_error:
         ssn.job_fit[job.key] = JobFit(NOT_ENOUGH_RESOURCES_REASON, job.topology_error)
+        return False
+    no_slots = pod_slots_fit(ssn, job)  # declares its own wake-up events
+    if no_slots is not None:
+        ssn.job_fit[job.key] = no_slots
         return False
     return True
 

@@ -86,7 +86,10 @@ def place_tasks(
     topology = job.with_network_topology() or (sub_job is not None and sub_job.mode is not None)
     clock = StageClock()
     tree = ssn.tree
+    work = ssn.work
     for i, task in enumerate(pending):
+        if work.exhausted():  # the job's turn is over (``api/work_budget``)
+            break
         task_reasons: Counter[str] = Counter()
         over_quota = task_quota_refusal(ssn, job, task)
         if over_quota is not None:
@@ -155,6 +158,7 @@ def select_node(
                 break
     if capped:
         search.searched(start, examined, total)
+    ssn.work.trials += examined
     scoring_started = perf_counter()
     if clock is not None:
         clock.predicate += scoring_started - started

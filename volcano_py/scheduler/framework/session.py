@@ -27,6 +27,7 @@ from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.api.wake_hints import NO_EVENTS, WakeHints
+from volcano_py.scheduler.api.work_budget import WorkBudget
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.extension_points import ExtensionPoints
 from volcano_py.scheduler.framework.interface import Binder, Eviction, JobFit, Plugin
@@ -87,6 +88,8 @@ class Session(ExtensionPoints):
         self.binder = binder
         # how many feasible nodes a task's search finds (the scheduler's, kept across cycles)
         self.node_search = node_search or NodeSearch()
+        # node trials spent placing, and the budget of one job's turn (``api/work_budget``)
+        self.work = WorkBudget()
         self.job_fit: dict[str, JobFit] = {}
         # preempt/reclaim decisions: victims, and the HyperNode nominated for each preemptor
         self.evictions: list[Eviction] = []

@@ -1,0 +1,138 @@
+"""A cycle's cost is bounded, whatever one job asks (issue 44).
+
+A gang with more pods to place than free pod slots (in the cluster, or in one HyperNode of a
+hard job's tiers) is not tried: it waits with ``NotEnoughPodSlots`` at no placement work and
+is parked until a pod leaves a node. A job whose placement runs past its budget of node trials
+(``api/work_budget``) is put behind the rest of the queue, which is placed in the same cycle.
+Work is counted in node trials, never in seconds.
+"""
+
+from __future__ import annotations
+
+from tests.unit.scheduler.objects import hypernode, node, pod, podgroup
+from volcano_py.scheduler.actions.pod_slots import POD_SLOTS_REASON
+from volcano_py.scheduler.api.work_budget import WorkBudget
+from volcano_py.scheduler.framework.framework import close_session
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.simulator import Simulator
+
+NODES = 16
+
+
+def _cluster(giant_tasks: int, slots: int = 110) -> list[dict]:
+    """16 nodes of 200 CPUs (the giant's CPU fits), a giant 1-CPU-a-pod gang, a 2-pod gang."""
+    return [
+        *[node(f"n{i:02d}", {"cpu": "200", "pods": str(slots)}) for i in range(NODES)],
+        podgroup("giant", giant_tasks, created="2026-01-01T00:00:00Z"),
+        *[pod(f"giant-{i}", "giant", {"cpu": "1"}) for i in range(giant_tasks)],
+        podgroup("small", 2, created="2026-01-01T00:01:00Z"),
+        *[pod(f"small-{i}", "small", {"cpu": "1"}) for i in range(2)],
+    ]
+
+
+def _allocate(sim: Simulator, budget: int | None = None) -> Session:
+    ssn = sim.open_session()
+    if budget is not None:
+        ssn.work = WorkBudget(budget)
+    for name in sim.conf.actions:  # enqueue admits the jobs, then allocate
+        sim.actions.get(name).execute(ssn)
+    close_session(ssn)
+    return ssn
+
+
+def test_a_gang_past_the_free_pod_slots_costs_no_trial_and_the_small_gang_is_placed() -> None:
+    sim = Simulator(_cluster(2000))  # 16 x 110 = 1,760 slots
+    ssn = _allocate(sim)
+    fit = ssn.job_fit["default/giant"]
+    assert fit.reason == POD_SLOTS_REASON
+    assert "2000 pods must be placed together" in fit.message
+    assert "16 nodes have 1760 free pod slots" in fit.message
+    assert "default/giant" not in ssn.work.turns  # never tried
+    assert ssn.work.trials <= 2 * NODES  # the small gang's two searches, nothing more
+    result = sim.cycle()
+    assert sorted(result.binds) == ["default/small-0", "default/small-1"]
+    assert result.job_fit["default/giant"].reason == POD_SLOTS_REASON
+
+
+def test_the_giant_is_parked_and_a_pod_leaving_a_node_brings_it_back() -> None:
+    sim = Simulator(_cluster(2000))
+    for _ in range(3):  # placed, its status written, parked
+        sim.cycle()
+    assert sim.cache.is_parked("default/giant")
+    sim.cycle()
+    assert sim.cache.is_parked("default/giant")  # binds make no room
+    bound = sim.cache.pod("default/small-0")
+    assert bound is not None
+    sim.cache.delete_pod(bound)
+    assert "default/giant" in sim.cache.snapshot(active_only=True).jobs
+
+
+def test_a_gang_that_fits_the_slots_is_still_tried() -> None:
+    sim = Simulator(_cluster(1700))  # 1,760 slots: the check lets it through
+    ssn = _allocate(sim)
+    assert ssn.job_fit.get("default/giant") is None
+    assert len(ssn.binds) == 1702
+
+
+def test_a_hard_job_counts_the_slots_of_one_hypernode_of_its_tiers() -> None:
+    objects = [
+        *[node(f"n{i}", {"cpu": "64", "pods": "10"}) for i in range(8)],
+        hypernode("rack-a", 1, nodes=[f"n{i}" for i in range(4)]),
+        hypernode("rack-b", 1, nodes=[f"n{i}" for i in range(4, 8)]),
+        podgroup("hard", 50, mode="hard", highest_tier=1),
+        *[pod(f"hard-{i}", "hard", {"cpu": "1"}) for i in range(50)],
+        podgroup("soft", 50, mode="soft"),
+        *[pod(f"soft-{i}", "soft", {"cpu": "1"}) for i in range(50)],
+    ]
+    ssn = _allocate(Simulator(objects))
+    fit = ssn.job_fit["default/hard"]
+    assert fit.reason == POD_SLOTS_REASON
+    assert "a HyperNode of tier <= 1 has at most 40 free pod slots" in fit.message
+    assert "default/hard" not in ssn.work.turns
+    assert ssn.job_fit.get("default/soft") is None  # 80 slots in the cluster: placed
+
+
+def _port_gang(name: str, count: int, created: str) -> list[dict]:
+    """``count`` pods asking host port 28080: one per node, so a gang of more never fits."""
+    spec = {
+        "containers": [
+            {
+                "name": "main",
+                "resources": {"requests": {"cpu": "1"}},
+                "ports": [{"containerPort": 80, "hostPort": 28080}],
+            }
+        ]
+    }
+    return [
+        podgroup(name, count, created=created),
+        *[pod(f"{name}-{i}", name, spec=spec) for i in range(count)],
+    ]
+
+
+def test_a_job_past_its_budget_goes_behind_the_queue_and_the_rest_is_placed() -> None:
+    objects = [
+        *[node(f"n{i:02d}") for i in range(NODES)],
+        *_port_gang("ports", 20, "2026-01-01T00:00:00Z"),  # placement finds out at pod 17
+        podgroup("small", 2, created="2026-01-01T00:01:00Z"),
+        *[pod(f"small-{i}", "small", {"cpu": "1"}) for i in range(2)],
+    ]
+    ssn = _allocate(Simulator(objects), budget=50)
+    first, last = ssn.work.turns["default/ports"]
+    assert first <= 50 + NODES  # its turn: the budget and at most one more search
+    assert last > 50  # tried again, unbounded, after the small gang
+    assert sum(ssn.work.turns["default/small"]) <= 2 * NODES  # its two searches
+    assert sorted(t.key for t in ssn.binds) == ["default/small-0", "default/small-1"]
+    assert "free ports" in ssn.job_fit["default/ports"].message
+
+
+def test_without_a_budget_to_run_past_the_job_is_tried_once() -> None:
+    objects = [*[node(f"n{i:02d}") for i in range(NODES)], *_port_gang("ports", 20, "x")]
+    ssn = _allocate(Simulator(objects))
+    assert len(ssn.work.turns["default/ports"]) == 1
+
+
+def test_a_budget_below_one_trial_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="placement budget: 0 node trials"):
+        WorkBudget(0)
