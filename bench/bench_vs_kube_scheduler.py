@@ -18,7 +18,14 @@ from its start until every pod is bound (``spec.nodeName``, seen by a watch in t
   PodGroups are created, and the standby's first bind is timed from its Lease acquisition
   (``run_failover``).
 
-Runs alternate the order of the two schedulers (run 1: volcano-py first, run 2: kube-scheduler
+- **bind floor** (issue 44): ``devcluster/bindfloor/main.go``, a client-go process
+  (protobuf, qps/burst 5,000, as kube-scheduler's) that only posts precomputed
+  ``pods/binding`` calls for the same pods, 64 at a time, round-robin over the nodes: it lists
+  and watches nothing, so no scheduler can beat it on the machine that runs the bench.
+  Printed: volcano-py's all-bound time and its first-to-last-bind time as ratios to the
+  floor's (goals: <= 1.2x all bound and <= 1.1x first to last at 500 nodes).
+
+Runs alternate the order of the schedulers (run 1: volcano-py first, run 2: kube-scheduler
 first). Printed per run: total seconds, the first bind after process start, and the ratios
 volcano-py / kube-scheduler of both. Goals (issue 30): plain <= 1.2x and gangs <= 1.0x at 500
 and 5,000 nodes; first bind <= 0.6 s at 500 nodes and <= 2 s at 5,000. Those two are absolute
@@ -32,6 +39,7 @@ sources byte-compiled first as a wheel install ships them (``compile_sources``).
 
 Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_KS_PODS``
 (``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs,failover``),
+``BENCH_KS_SCHEDULERS`` (``volcano-py,kube-scheduler,bind-floor``),
 ``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated: ``--implicit-podgroups=false``
 measures Volcano's PodGroup per bare pod), ``BENCH_KS_SETTLE`` (seconds between creating the
 workload and starting the scheduler; 0, the issue's protocol, by default). For about a second
@@ -63,7 +71,7 @@ from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane, free_port
 from devcluster.manager import manager_certs, start_manager, stop_manager
 from devcluster.nodes import wait_nodes_up
-from devcluster.provision import ensure_kube_scheduler
+from devcluster.provision import ensure_bind_floor, ensure_kube_scheduler
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import SharedInformerFactory
@@ -76,6 +84,10 @@ RUNS = int(os.environ.get("BENCH_KS_RUNS", "2"))
 WORKLOADS = os.environ.get("BENCH_KS_WORKLOADS", "plain,gangs,failover").split(",")
 VOLCANO_ARGS = os.environ.get("BENCH_KS_VOLCANO_ARGS", "").split()
 SETTLE_S = float(os.environ.get("BENCH_KS_SETTLE", "0"))
+SCHEDULERS = os.environ.get("BENCH_KS_SCHEDULERS", "volcano-py,kube-scheduler,bind-floor").split(
+    ","
+)
+FLOOR_PARALLEL = 64
 TIMEOUT = 900.0
 
 
@@ -229,6 +241,12 @@ def run_volcano(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> 
     return time_binding(client, pods, start)
 
 
+def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its output in ``log``."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+
 def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> Timing:
     """kube-scheduler from the pinned module: qps/burst 5,000, no leader election."""
     binary = ensure_kube_scheduler()
@@ -242,20 +260,18 @@ def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Pa
     log = work / "kube-scheduler.log"
 
     def start() -> Callable[[], None]:
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                [
-                    str(binary),
-                    f"--config={config}",
-                    "--bind-address=127.0.0.1",
-                    f"--secure-port={free_port()}",
-                    f"--authentication-kubeconfig={cp.kubeconfig}",
-                    f"--authorization-kubeconfig={cp.kubeconfig}",
-                    "-v=0",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        proc = _spawn(
+            [
+                str(binary),
+                f"--config={config}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                f"--authentication-kubeconfig={cp.kubeconfig}",
+                f"--authorization-kubeconfig={cp.kubeconfig}",
+                "-v=0",
+            ],
+            log,
+        )
 
         def stop() -> None:
             proc.terminate()
@@ -274,7 +290,39 @@ def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Pa
         raise
 
 
-RUNNERS = {"volcano-py": run_volcano, "kube-scheduler": run_kube_scheduler}
+def run_bind_floor(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> Timing:
+    """The bind floor: precomputed bindings posted 64 at a time by a client-go process.
+
+    The pods are listed and given nodes (round-robin) before the clock starts.
+    """
+    binary = ensure_bind_floor()
+    nodes = sorted(n["metadata"]["name"] for n in client.list(R.NODES)["items"])
+    names = sorted(p["metadata"]["name"] for p in client.list(R.PODS, NAMESPACE)["items"])
+    bindings = work / "bindings.txt"
+    bindings.write_text(
+        "".join(f"{NAMESPACE} {name} {nodes[i % len(nodes)]}\n" for i, name in enumerate(names))
+    )
+    log = work / "bind-floor.log"
+
+    def start() -> Callable[[], None]:
+        argv = [f"-kubeconfig={cp.kubeconfig}", f"-bindings={bindings}"]
+        proc = _spawn([str(binary), *argv, f"-parallel={FLOOR_PARALLEL}"], log)
+
+        def stop() -> None:
+            if proc.wait(60):
+                print(log.read_text(errors="replace")[-3000:])
+
+        return stop
+
+    return time_binding(client, pods, start)
+
+
+RUNNERS = {
+    "volcano-py": run_volcano,
+    "kube-scheduler": run_kube_scheduler,
+    "bind-floor": run_bind_floor,
+}
+SCHEDULER_NAMES = {"volcano-py": "volcano", "bind-floor": "bind-floor"}
 LEASE_FLAGS = ("--lease-duration=4", "--renew-deadline=3", "--retry-period=0.5")
 
 
@@ -352,7 +400,7 @@ def one(kind: str, workload: str, nodes: int) -> Timing:
     with tempfile.TemporaryDirectory(prefix="bench-ks-") as tmp, ControlPlane() as cp:
         client = KubeClient(cp.admin_config())
         install_crds(client)
-        name = "volcano" if kind == "volcano-py" else "default-scheduler"
+        name = SCHEDULER_NAMES.get(kind, "default-scheduler")
         setup = time.perf_counter()
         pods = populate(client, workload, nodes, name)
         setup = time.perf_counter() - setup
@@ -380,23 +428,7 @@ def compile_sources() -> None:
         compileall.compile_dir(str(root / package), quiet=1)
 
 
-def main() -> None:
-    """Every size and workload, RUNS runs in alternating order; ratios at the end."""
-    print(__doc__.split("\n\n")[0])
-    compile_sources()
-    rows = []
-    failovers = []
-    for nodes in SIZES:
-        for workload in WORKLOADS:
-            if workload == "failover":
-                failovers.append((nodes, run_failover(nodes)))
-                continue
-            for run in range(RUNS):
-                order = ["volcano-py", "kube-scheduler"]
-                if run % 2:
-                    order.reverse()
-                timings = {kind: one(kind, workload, nodes) for kind in order}
-                rows.append((nodes, workload, run + 1, timings))
+def _against_kube_scheduler(rows: list[tuple[int, str, int, dict[str, Timing]]]) -> None:
     goals = {"plain": 1.2, "gangs": 1.0}
     print(
         f"{'nodes':>6} {'workload':<8} {'run':>3} {'volcano-py s':>12} {'kube-sched s':>12} "
@@ -410,6 +442,45 @@ def main() -> None:
             f"{ours.first_bind:>10.2f} / {theirs.first_bind:<9.2f} "
             f"{ours.first_bind / max(theirs.first_bind, 1e-3):>6.2f}"
         )
+
+
+def _against_floor(rows: list[tuple[int, str, int, dict[str, Timing]]]) -> None:
+    """volcano-py against the bind floor: all bound, and first bind to last (goals 1.2x, 1.1x)."""
+    print(
+        f"{'nodes':>6} {'workload':<8} {'run':>3} {'all bound (vp / floor) s':>25} {'ratio':>6} "
+        f"{'first to last (vp / floor) s':>29} {'ratio':>6}"
+    )
+    for nodes, workload, run, t in rows:
+        ours, floor = t["volcano-py"], t["bind-floor"]
+        spread, floor_spread = ours.total - ours.first_bind, floor.total - floor.first_bind
+        print(
+            f"{nodes:>6} {workload:<8} {run:>3} {ours.total:>12.2f} / {floor.total:<10.2f} "
+            f"{ours.total / floor.total:>6.2f} {spread:>14.2f} / {floor_spread:<12.2f} "
+            f"{spread / max(floor_spread, 1e-3):>6.2f}  (goals <= 1.2x, <= 1.1x)"
+        )
+
+
+def main() -> None:
+    """Every size and workload, RUNS runs in alternating order; ratios at the end."""
+    print(__doc__.split("\n\n")[0])
+    compile_sources()
+    rows = []
+    failovers = []
+    for nodes in SIZES:
+        for workload in WORKLOADS:
+            if workload == "failover":
+                failovers.append((nodes, run_failover(nodes)))
+                continue
+            for run in range(RUNS):
+                order = [k for k in RUNNERS if k in SCHEDULERS]
+                if run % 2:
+                    order.reverse()
+                timings = {kind: one(kind, workload, nodes) for kind in order}
+                rows.append((nodes, workload, run + 1, timings))
+    if "kube-scheduler" in SCHEDULERS:
+        _against_kube_scheduler(rows)
+    if "bind-floor" in SCHEDULERS:
+        _against_floor(rows)
     for nodes, timing in failovers:
         print(
             f"{nodes:>6} failover: first bind {timing.first_bind:.2f}s after the standby took the "

@@ -18,8 +18,10 @@ Where they come from, in order:
    (``buildprogress.hold_build_lock``).
 
 kube-scheduler (``ensure_kube_scheduler``: ``make run``'s default scheduler and the bench's
-anchor) and helm (``ensure_helm``: the chart's lint and render in the tests) are built the same
-way on first use, each in its own cache folder.
+anchor), the bind floor (``ensure_bind_floor``: ``bindfloor/main.go``, a client-go program that
+only posts precomputed bindings, built against ``gomod/kube``'s pins in a copy of that module
+so the checkout's ``go.mod`` never changes) and helm (``ensure_helm``: the chart's lint and
+render in the tests) are built the same way on first use, each in its own cache folder.
 
 ``python -m devcluster.provision`` provisions and prints the directories; the time a
 cold build took is kept in ``provision.json`` beside the binaries (``bench/`` reports it).
@@ -45,6 +47,8 @@ ETCD_BINARY = "etcd"
 KWOK_BINARY = "kwok"
 KUBE_SCHEDULER_BINARY = "kube-scheduler"
 HELM_BINARY = "helm"
+BIND_FLOOR_BINARY = "bind-floor"
+BIND_FLOOR_SOURCE = Path(__file__).parent / "bindfloor" / "main.go"
 CONTROL_PLANE_BINARIES = (ETCD_BINARY, *KUBE_BINARIES)
 ALL_BINARIES = (*CONTROL_PLANE_BINARIES, KWOK_BINARY)
 
@@ -198,6 +202,48 @@ def ensure_kube_scheduler() -> Path:
         return Path(assets) / KUBE_SCHEDULER_BINARY
     folder = _cached(kube_scheduler_cache_key(), (KUBE_SCHEDULER_BINARY,), build_kube_scheduler)
     return folder / KUBE_SCHEDULER_BINARY
+
+
+def bind_floor_cache_key() -> str:
+    """The bind floor: the Kubernetes version, its module's hash and the program's source."""
+    source = hashlib.sha256(BIND_FLOOR_SOURCE.read_bytes()).hexdigest()[:6]
+    return f"bind-floor-{versions()['kubernetes']}-{_modules_digest('kube')}-{source}"
+
+
+def build_bind_floor(target: Path, *, gocache: str | None = None) -> float:
+    """Compile ``bindfloor/main.go`` against ``gomod/kube``'s pins into ``target``; the seconds.
+
+    It is built in a copy of the helper module (renamed), where ``go build`` may add the
+    client-go requirements it names directly.
+    """
+    with tempfile.TemporaryDirectory(prefix="bind-floor-") as tmp:
+        module = Path(tmp)
+        for name in ("go.mod", "go.sum"):
+            shutil.copy(GOMOD / "kube" / name, module / name)
+        text = (module / "go.mod").read_text()
+        (module / "go.mod").write_text(
+            text.replace(
+                "module volcano-py.local/testbin/kube", "module volcano-py.local/bindfloor"
+            )
+        )
+        shutil.copy(BIND_FLOOR_SOURCE, module / "main.go")
+        _need_go()
+        started = time.monotonic()
+        print("building the bind floor (~1 min after the Kubernetes build)...", file=sys.stderr)
+        go_build(
+            [*FLAGS, "-o", str(target / BIND_FLOOR_BINARY), "."],
+            module,
+            _go_env(gocache),
+            BIND_FLOOR_BINARY,
+            "~1 min after the Kubernetes build",
+        )
+        return time.monotonic() - started
+
+
+def ensure_bind_floor() -> Path:
+    """The bind floor binary (only ``bench_vs_kube_scheduler``), built once into the cache."""
+    folder = _cached(bind_floor_cache_key(), (BIND_FLOOR_BINARY,), build_bind_floor)
+    return folder / BIND_FLOOR_BINARY
 
 
 def build_helm(target: Path, *, gocache: str | None = None) -> float:
