@@ -136,3 +136,40 @@ def test_a_budget_below_one_trial_is_refused() -> None:
 
     with pytest.raises(ValueError, match="placement budget: 0 node trials"):
         WorkBudget(0)
+
+
+def test_twins_of_a_pod_no_node_took_are_not_searched() -> None:
+    """A ready job of 100 replicas on 2 nodes of 10 pod slots: 20 placed, one search fails."""
+    objects = [
+        node("a", {"cpu": "64", "pods": "10"}),
+        node("b", {"cpu": "64", "pods": "10"}),
+        podgroup("many", 1),
+        *[pod(f"many-{i:03d}", "many", {"cpu": "1"}) for i in range(100)],
+    ]
+    ssn = _allocate(Simulator(objects))
+    assert len(ssn.binds) == 20
+    assert ssn.work.trials <= 20 * 2 + 2  # 20 placements, one failed search of both nodes
+    assert "Too many pods" in ssn.job_fit["default/many"].message
+
+
+def test_pods_with_topology_spread_are_each_searched() -> None:
+    """Spread constraints make another pod's placement matter: no shape is shared."""
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "s"}},
+        }
+    ]
+    objects = [
+        node("a", {"cpu": "64", "pods": "3"}, labels={"kubernetes.io/hostname": "a"}),
+        podgroup("s", 1),
+        *[
+            pod(f"s-{i}", "s", {"cpu": "1"}, labels={"app": "s"}, topology_spread=spread)
+            for i in range(5)
+        ],
+    ]
+    ssn = _allocate(Simulator(objects))
+    assert len(ssn.binds) == 3
+    assert ssn.work.trials == 5  # each of the 5 pods searched the one node

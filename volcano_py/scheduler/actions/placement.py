@@ -22,6 +22,7 @@ Shared by the flat path (``allocate``) and the partitioned one (``allocate_sub_j
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
 from itertools import chain
 from time import perf_counter
 
@@ -87,16 +88,22 @@ def place_tasks(
     clock = StageClock()
     tree = ssn.tree
     work = ssn.work
+    failed: set[Hashable] = set()  # shapes no node took in this trial
     for i, task in enumerate(pending):
         if work.exhausted():  # the job's turn is over (``api/work_budget``)
             break
         task_reasons: Counter[str] = Counter()
         over_quota = task_quota_refusal(ssn, job, task)
+        shape = node_shape(task)
         if over_quota is not None:
             task_reasons[over_quota] += 1
             index = None
+        elif shape is not None and shape in failed:
+            index = None  # its twin found no node, and the trial only takes room
         else:
             index = select_node(ssn, task, nodes, task_reasons, clock)
+            if index is None and shape is not None:
+                failed.add(shape)
         if index is None:
             if not reasons:
                 reasons.update(task_reasons)
@@ -117,6 +124,20 @@ def place_tasks(
         if until_ready and ready >= need and ssn.job_ready(job):
             break
     clock.observe()
+
+
+def node_shape(task: TaskInfo) -> Hashable | None:
+    """What decides on which nodes a pod fits, when only room can change the answer.
+
+    Two pending pods of one shape fit the same nodes; in a trial room only shrinks, so once
+    one finds no node its twins are not searched (a job of 100,000 replicas on 16 nodes
+    searched every node for each of its ~3,800 pods left over, every cycle). None for a pod
+    whose fit other placed pods can help (inter-pod affinity, topology spread) or that names
+    its own claims.
+    """
+    if task.pod_constraints or task.claims:
+        return None
+    return task.template, task.host_ports
 
 
 def select_node(
