@@ -39,7 +39,8 @@ sources byte-compiled first as a wheel install ships them (``compile_sources``).
 
 Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_KS_PODS``
 (``5000``), ``BENCH_KS_RUNS`` (2), ``BENCH_KS_WORKLOADS`` (``plain,gangs,failover``),
-``BENCH_KS_SCHEDULERS`` (``volcano-py,kube-scheduler,bind-floor``),
+``BENCH_KS_SCHEDULERS`` (``volcano-py,kube-scheduler,bind-floor``), ``BENCH_KS_FLOOR_ARGS``
+(more bind-floor flags: ``-http1`` posts over HTTP/1.1 connections instead of one HTTP/2 one),
 ``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated: ``--implicit-podgroups=false``
 measures Volcano's PodGroup per bare pod), ``BENCH_KS_SETTLE`` (seconds between creating the
 workload and starting the scheduler; 0, the issue's protocol, by default). For about a second
@@ -89,6 +90,7 @@ SCHEDULERS = os.environ.get("BENCH_KS_SCHEDULERS", "volcano-py,kube-scheduler,bi
     ","
 )
 FLOOR_PARALLEL = 64
+FLOOR_ARGS = os.environ.get("BENCH_KS_FLOOR_ARGS", "").split()
 TIMEOUT = 900.0
 
 
@@ -307,7 +309,7 @@ def run_bind_floor(cp: ControlPlane, client: KubeClient, pods: int, work: Path) 
 
     def start() -> Callable[[], None]:
         argv = [f"-kubeconfig={cp.kubeconfig}", f"-bindings={bindings}"]
-        proc = _spawn([str(binary), *argv, f"-parallel={FLOOR_PARALLEL}"], log)
+        proc = _spawn([str(binary), *argv, f"-parallel={FLOOR_PARALLEL}", *FLOOR_ARGS], log)
 
         def stop() -> None:
             if proc.wait(60):

@@ -52,6 +52,7 @@ func main() {
 	parallel := flag.Int("parallel", 64, "bindings in flight at once")
 	qps := flag.Float64("qps", 5000, "client qps")
 	burst := flag.Int("burst", 5000, "client burst")
+	http1 := flag.Bool("http1", false, "HTTP/1.1 (a connection per call in flight) instead of HTTP/2")
 	flag.Parse()
 	if *kubeconfig == "" || *path == "" || *parallel < 1 {
 		fmt.Fprintln(os.Stderr, "usage: bind-floor -kubeconfig FILE -bindings FILE [-parallel 64]")
@@ -70,6 +71,9 @@ func main() {
 	config.QPS, config.Burst = float32(*qps), *burst
 	config.ContentType = "application/vnd.kubernetes.protobuf"
 	config.UserAgent = "bind-floor"
+	if *http1 {
+		config.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
