@@ -7,7 +7,8 @@ adds how many nodes each search examined). Counting trials, not seconds, keeps t
 the same on a loaded machine and in tests.
 
 ``allocate`` gives each job ``limit`` trials in its turn (``DEFAULT_NODE_TRIALS``: 100,000,
-about 100 ms of predicates at 5,000 nodes, see docs/scheduler.md). A job that uses them up
+20 searches of 5,000 nodes that all refuse, or ~200 pods placed at 5,000 nodes; the measured
+time is in docs/scheduler.md). A job that uses them up
 stops placing (its trial is discarded, as for any gang not ready) and is tried again,
 unbounded, after the rest of the queue: the jobs behind it are placed in the same cycle,
 and a job that needs more work than the budget is still placed. A search already started
