@@ -46,7 +46,7 @@ def test_a_gang_past_the_free_pod_slots_costs_no_trial_and_the_small_gang_is_pla
     fit = ssn.job_fit["default/giant"]
     assert fit.reason == POD_SLOTS_REASON
     assert "2000 pods must be placed together" in fit.message
-    assert "16 nodes have 1760 free pod slots" in fit.message
+    assert "16 nodes have fewer free pod slots (1760 pods allocatable in all)" in fit.message
     assert "default/giant" not in ssn.work.turns  # never tried
     assert ssn.work.trials <= 2 * NODES  # the small gang's two searches, nothing more
     result = sim.cycle()
@@ -87,7 +87,8 @@ def test_a_hard_job_counts_the_slots_of_one_hypernode_of_its_tiers() -> None:
     ssn = _allocate(Simulator(objects))
     fit = ssn.job_fit["default/hard"]
     assert fit.reason == POD_SLOTS_REASON
-    assert "a HyperNode of tier <= 1 has at most 40 free pod slots" in fit.message
+    assert "no HyperNode of tier <= 1 has as many free pod slots" in fit.message
+    assert "(at most 40 pods allocatable in one)" in fit.message
     assert "default/hard" not in ssn.work.turns
     assert ssn.job_fit.get("default/soft") is None  # 80 slots in the cluster: placed
 
@@ -173,3 +174,11 @@ def test_pods_with_topology_spread_are_each_searched() -> None:
     ssn = _allocate(Simulator(objects))
     assert len(ssn.binds) == 3
     assert ssn.work.trials == 5  # each of the 5 pods searched the one node
+
+
+def test_the_message_stays_the_same_when_other_pods_take_slots() -> None:
+    """Each pending pod's condition repeats it: a bind elsewhere must not rewrite 2,000 pods."""
+    sim = Simulator(_cluster(2000))
+    before = _allocate(sim).job_fit["default/giant"].message
+    sim.cycle()  # the small gang binds: 2 slots fewer
+    assert _allocate(sim).job_fit["default/giant"].message == before

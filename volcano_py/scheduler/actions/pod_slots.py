@@ -40,15 +40,27 @@ def free_slots(nodes: Iterable[NodeInfo]) -> int:
     return sum(max(0, node.max_tasks - node.pods) for node in nodes)
 
 
+def _allocatable(nodes: Iterable[NodeInfo]) -> int:
+    return sum(node.max_tasks for node in nodes)
+
+
 def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
-    """The job's condition when its gang has more pods to place than free slots, else None."""
+    """The job's condition when its gang has more pods to place than free slots, else None.
+
+    The message names what only Nodes change (the pods allocatable), not the free count:
+    every pending pod's condition repeats it, and a message that changed with each bind
+    elsewhere would rewrite them all each time the job comes back.
+    """
     need = job.min_member - job.ready_task_num()
     if need <= 0:
         return None
-    free = free_slots(ssn.nodes.values())
     text = ""
-    if free < need:
-        text = f"the cluster's {len(ssn.nodes)} nodes have {free} free pod slots"
+    if free_slots(ssn.nodes.values()) < need:
+        nodes = ssn.nodes.values()
+        text = (
+            f"the cluster's {len(ssn.nodes)} nodes have fewer free pod slots "
+            f"({_allocatable(nodes)} pods allocatable in all)"
+        )
     else:
         hard, highest = job.is_hard_topology_mode()
         names = [
@@ -57,15 +69,15 @@ def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
             if hard and tier <= highest
             for name in ssn.hypernodes_by_tier.get(tier, ())
         ]
-        if names:
-            best = max(free_slots(ssn.nodes_in(name)) for name in names)
-            if best < need:
-                text = f"a HyperNode of tier <= {highest} has at most {best} free pod slots"
+        if names and max(free_slots(ssn.nodes_in(name)) for name in names) < need:
+            most = max(_allocatable(ssn.nodes_in(name)) for name in names)
+            text = (
+                f"no HyperNode of tier <= {highest} has as many free pod slots "
+                f"(at most {most} pods allocatable in one)"
+            )
     if not text:
         return None
     ssn.wake_hints.declare(POD_SLOTS_REASON, WAKE_ON)
     return JobFit(
-        POD_SLOTS_REASON,
-        f"{gang_prefix(job)}{need} pods must be placed together and {text} "
-        "(pods allocatable less the pods on them)",
+        POD_SLOTS_REASON, f"{gang_prefix(job)}{need} pods must be placed together and {text}"
     )
