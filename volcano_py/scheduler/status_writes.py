@@ -17,6 +17,11 @@ hands each new PodGroup object to ``put`` and goes on; a few threads write them:
   for at most ``timeout`` seconds and stops the threads (a deposed leader's writes fail with
   NotLeader anyway, and the next leader recomputes every status).
 
+The pending pods' ``PodScheduled=False`` conditions go the same way, in a second instance
+with its own queue (``KubeWriter.pod_conditions``): a gang of 5,000 pods told why it waits
+was 5,000 PATCHes inside the cycle. Their Events are still recorded from the cycle (the
+recorder sends them off it).
+
 The keys wait in the one work queue the controllers use (``kube/workqueue.py``: FIFO, a key
 queued once however often it is put, never written by two threads at once); the newest
 object of each key waits beside it, so a worker writes what is newest when it takes the key.
@@ -43,12 +48,18 @@ class StatusWrites:
     """Pending PodGroup writes, keyed ``namespace/name``, and the threads that send them."""
 
     def __init__(
-        self, write: Callable[[JSON], None], workers: int = DEFAULT_STATUS_WORKERS
+        self,
+        write: Callable[[JSON], None],
+        workers: int = DEFAULT_STATUS_WORKERS,
+        name: str = QUEUE_NAME,
     ) -> None:
-        """``write(pg)`` sends one object (never raises); ``workers`` threads, started lazily."""
+        """``write(pg)`` sends one object (never raises); ``workers`` threads, started lazily.
+
+        ``name``: the work queue's (its metrics); the pods' conditions use their own.
+        """
         self._write = write
         self._workers = workers
-        self._queue: WorkQueue[str] = WorkQueue(QUEUE_NAME)
+        self._queue: WorkQueue[str] = WorkQueue(name)
         self._pending: dict[str, JSON] = {}  # key -> the newest object not yet taken
         self._in_flight = 0
         self._closed = False

@@ -299,3 +299,35 @@ def test_a_settled_gang_follows_its_replaced_hypernode_and_is_rewritten_once() -
         pass
     assert sim.cache.is_settled("default/gang")
     assert written == ["gang"]  # the annotation, rewritten once
+
+
+def test_pod_conditions_are_written_off_the_cycle_and_coalesced_per_pod() -> None:
+    """``pod_unschedulable`` returns before the PATCH; a newer condition replaces an unsent one."""
+    import threading
+
+    from volcano_py.scheduler.status_writes import StatusWrites
+    from volcano_py.scheduler.writer import KubeWriter
+
+    gate = threading.Event()
+    patched: list[tuple[str, str]] = []
+
+    class SlowClient:
+        def patch(self, resource, name, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
+            gate.wait(30)
+            patched.append((name, body["status"]["conditions"][0]["message"]))
+            return {}
+
+    writer = KubeWriter(SlowClient(), None, workers=1)  # type: ignore[arg-type]
+    writer.pod_conditions.close()
+    writer.pod_conditions = StatusWrites(writer._patch_pod_condition, workers=1, name="test")
+    try:
+        for i in range(3):
+            writer.pod_unschedulable(pod(f"p{i}", "g"), {"message": "first"}, "first")
+        writer.pod_unschedulable(pod("p2", "g"), {"message": "newer"}, "newer")
+        assert len(patched) == 0  # nothing waited for the API server
+        gate.set()
+        assert writer.pod_conditions.flush(30)
+    finally:
+        writer.close()
+    # one thread, blocked on p0 until the gate opens: p2's first condition was still unsent
+    assert patched == [("p0", "first"), ("p1", "first"), ("p2", "newer")]
