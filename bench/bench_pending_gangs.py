@@ -20,7 +20,9 @@ over 16 in-memory nodes of 400 CPUs and 110 pods, no control plane): a Volcano J
 is pending, then a 2-pod gang arrives: the cycles until it is bound (time and node trials),
 and the longest cycle while the giant waits. Anchors in the same run: an empty cluster, and
 the giant tried without the pod-slot check (as before issue 44: placed 1,760 pods deep and
-discarded in its first cycle, then parked).
+discarded in its first cycle, then parked). ``giant-kwok``: the same on a control plane (16 kwok
+nodes, the manager as its own process): the probe's time to bound idle (the anchor), right
+after the giant's pods are created, and 10 s later.
 Goal (issue 30, P13): <= 0.3 s right after the burst and in steady state. Issue 30 measured
 10.5 s after the burst and 0.83 s steady (0.25 s idle) before waiting gangs were parked
 (``volcano_py/scheduler/cache/parking.py``).
@@ -192,6 +194,60 @@ def main() -> None:
         )
 
 
+def giant_cluster_main() -> None:
+    """``giant-kwok``: the giant on a control plane with 16 kwok nodes and the manager."""
+    giant = int(os.environ.get("BENCH_P13_GIANT", "5000"))
+    print(f"giant-kwok: 16 kwok nodes (400 CPUs, 110 pods), a {giant}-pod gang, then probes")
+    with tempfile.TemporaryDirectory(prefix="bench-p13g-") as tmp, ControlPlane() as cp:
+        client = KubeClient(cp.admin_config())
+        install_crds(client)
+        for ns in (NAMESPACE, "volcano-system"):
+            client.create(R.NAMESPACES, {"metadata": {"name": ns}})
+        names = [f"n{i:02d}" for i in range(16)]
+        capacity = {"cpu": "400", "memory": "1600Gi", "pods": "110"}
+        for n in names:
+            meta = {"name": n, "labels": {"kubernetes.io/hostname": n}}
+            status = {"capacity": capacity, "allocatable": capacity}
+            client.create(
+                R.NODES,
+                kwok.managed(
+                    {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": status}
+                ),
+            )
+        wait_nodes_up(client, names, 300)
+        manager = start_manager(cp, Path(tmp), "--schedule-period=1.0")
+        try:
+            probe = Probe(client)
+            idle, _ = probe.median()
+            client.create(R.PODGROUPS, podgroup("giant", giant, str(giant)), NAMESPACE)
+            started = time.perf_counter()
+            with ThreadPoolExecutor(16) as pool:
+                list(
+                    pool.map(
+                        lambda i: client.create(R.PODS, pod(f"giant-{i:05d}", "giant"), NAMESPACE),
+                        range(giant),
+                    )
+                )
+            created_s = time.perf_counter() - started
+            after, after_all = probe.median()
+            time.sleep(10.0)
+            steady, steady_all = probe.median()
+            probe.informers.shutdown()
+        finally:
+            stop_manager(manager)
+    print(f"  {giant} giant pods created in {created_s:.1f} s")
+    print(f"  probe gang of 2 pods, median of {PROBES}: idle (anchor) {idle:.3f} s")
+    for label, value, each in (
+        ("right after", after, after_all),
+        ("10 s later", steady, steady_all),
+    ):
+        verdict = "ok" if value <= GOAL_S else "MISSED"
+        runs = ", ".join(f"{t:.2f}" for t in each)
+        print(
+            f"  {label:<12} {value:.3f} s ({value / idle:.1f}x idle; {runs}; goal 0.3 s: {verdict})"
+        )
+
+
 def giant_run(giant: int, slots_check: bool) -> tuple[float, int, float, int, int]:
     """Longest cycle s and node trials of the cycles before the probe; the probe's cycles.
 
@@ -276,4 +332,5 @@ def giant_main() -> None:
 if __name__ == "__main__":
     import sys
 
-    giant_main() if sys.argv[1:] == ["giant"] else main()
+    modes = {"giant": giant_main, "giant-kwok": giant_cluster_main}
+    modes.get(sys.argv[1] if sys.argv[1:] else "", main)()

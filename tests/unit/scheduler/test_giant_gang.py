@@ -9,6 +9,8 @@ Work is counted in node trials, never in seconds.
 
 from __future__ import annotations
 
+import copy
+
 from tests.unit.scheduler.objects import hypernode, node, pod, podgroup
 from volcano_py.scheduler.actions.pod_slots import POD_SLOTS_REASON
 from volcano_py.scheduler.api.work_budget import WorkBudget
@@ -182,3 +184,30 @@ def test_the_message_stays_the_same_when_other_pods_take_slots() -> None:
     before = _allocate(sim).job_fit["default/giant"].message
     sim.cycle()  # the small gang binds: 2 slots fewer
     assert _allocate(sim).job_fit["default/giant"].message == before
+
+
+def _told(p: dict, message: str) -> dict:
+    """``p`` as the watch shows it after our PodScheduled=False write."""
+    told = copy.deepcopy(p)
+    told["metadata"]["resourceVersion"] = "99"
+    told.setdefault("status", {})["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ]
+    return told
+
+
+def test_our_own_pod_condition_write_does_not_bring_the_parked_giant_back() -> None:
+    sim = Simulator(_cluster(2000))
+    for _ in range(3):
+        sim.cycle()
+    assert sim.cache.is_parked("default/giant")
+    for i in range(5):
+        p = sim.cache.pod(f"default/giant-{i}")
+        assert p is not None
+        sim.cache.update_pod(_told(p, "why"))
+    assert sim.cache.is_parked("default/giant")
+    assert sim.cache.pod("default/giant-0")["status"]["conditions"][0]["message"] == "why"
+    relabelled = copy.deepcopy(sim.cache.pod("default/giant-0"))
+    relabelled["metadata"]["labels"] = {"new": "label"}
+    sim.cache.update_pod(relabelled)  # a change of its own: it comes back
+    assert not sim.cache.is_parked("default/giant")

@@ -63,6 +63,42 @@ def places(before: TaskInfo | None, after: TaskInfo | None) -> bool:
     return _labels(before) != _labels(after)
 
 
+def told_only(before: JSON | None, after: JSON) -> bool:
+    """Whether an unplaced pod changed in nothing but its ``PodScheduled`` condition.
+
+    That is our own ``PodScheduled=False`` write coming back through the watch: a gang of
+    5,000 pods told why it waits would otherwise bring itself back 5,000 times (a change of
+    the job's own pods un-parks it) and be rebuilt in the cache for each.
+    """
+    if before is None or (after.get("spec") or {}).get("nodeName"):
+        return False
+    if before.get("spec") != after.get("spec"):
+        return False
+    if _without(before.get("metadata"), _VERSIONS) != _without(after.get("metadata"), _VERSIONS):
+        return False
+    old, new = dict(before.get("status") or {}), dict(after.get("status") or {})
+    return _others(old.pop("conditions", None)) == _others(new.pop("conditions", None)) and (
+        old == new
+    )
+
+
+_VERSIONS = ("resourceVersion", "managedFields")
+
+
+def _without(meta: object, keys: tuple[str, ...]) -> dict[str, object]:
+    out = dict(meta) if isinstance(meta, dict) else {}
+    for key in keys:
+        out.pop(key, None)
+    return out
+
+
+def _others(conditions: object) -> list[object]:
+    """The conditions but ``PodScheduled``."""
+    if not isinstance(conditions, list):
+        return []
+    return [c for c in conditions if not (isinstance(c, dict) and c.get("type") == "PodScheduled")]
+
+
 def _labels(task: TaskInfo) -> object:
     return (task.pod.get("metadata") or {}).get("labels")
 

@@ -73,7 +73,7 @@ from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
 from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
-from volcano_py.scheduler.cache.parking import ParkedJobs, places
+from volcano_py.scheduler.cache.parking import ParkedJobs, places, told_only
 from volcano_py.scheduler.cache.snapshot import take_snapshot
 from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
 
@@ -287,8 +287,12 @@ class SchedulerCache:
         """A Pod was added or changed (wakes the loop only when its placement state moved)."""
         key = object_key(pod)
         with self._lock:
-            self._pods[key] = pod
             before = self._tasks.get(key)
+            if before is not None and not before.node_name and told_only(self._pods.get(key), pod):
+                # our own PodScheduled=False write coming back: the job did not change
+                self._pods[key] = before.pod = pod
+                return
+            self._pods[key] = pod
             self._drop_task(key)
             self._add_task(key, pod)
             after = self._tasks.get(key)
