@@ -70,7 +70,8 @@ from typing import Any
 from bench.bench_scheduler import gang, synthetic_cluster
 from devcluster import kwok
 from devcluster.crds import install_crds
-from devcluster.harness import ControlPlane, free_port
+from devcluster.harness import ControlPlane
+from devcluster.kube_scheduler import start_kube_scheduler, stop_kube_scheduler
 from devcluster.manager import manager_certs, start_manager, stop_manager
 from devcluster.nodes import wait_nodes_up
 from devcluster.provision import ensure_bind_floor, ensure_kube_scheduler
@@ -144,6 +145,56 @@ def gang_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
     return node_list, hypernodes + groups, pod_list
 
 
+GANG_LABEL = "bench.volcano.sh/gang"
+RACK_LABEL = "bench.volcano.sh/rack"
+
+
+def constrained_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
+    """Issue 40's shape: P3's gangs kept apart by anti-affinity, plus plain pods spread over racks.
+
+    The gangs of ``gang_objects`` with a required pod anti-affinity on
+    ``kubernetes.io/hostname`` against pods of every other gang, and ``BENCH_KS_PODS`` plain
+    pods of 1 CPU with a ``ScheduleAnyway`` spread (maxSkew 1) over the racks (the tier-1
+    HyperNodes, as a node label).
+    """
+    node_list, extra, gang_pods = gang_objects(nodes)
+    racks = {
+        member["selector"]["exactMatch"]["name"]: hypernode["metadata"]["name"]
+        for hypernode in extra
+        if hypernode["kind"] == "HyperNode" and hypernode["spec"]["tier"] == 1
+        for member in hypernode["spec"]["members"]
+    }
+    for node in node_list:
+        name = node["metadata"]["name"]
+        labels = {"kubernetes.io/hostname": name, RACK_LABEL: racks[name]}
+        node["metadata"] = dict(node["metadata"], labels=labels)
+    for pod in gang_pods:
+        group = pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"]
+        labels = dict(pod["metadata"].get("labels") or {}, **{GANG_LABEL: group})
+        pod["metadata"] = dict(pod["metadata"], labels=labels)
+        others = [
+            {"key": GANG_LABEL, "operator": "Exists"},
+            {"key": GANG_LABEL, "operator": "NotIn", "values": [group]},
+        ]
+        term = {
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchExpressions": others},
+        }
+        anti = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        pod["spec"] = dict(pod["spec"], affinity={"podAntiAffinity": anti})
+    _, plain = plain_objects(0, PODS)
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": RACK_LABEL,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "plain"}},
+    }
+    for pod in plain:
+        pod["metadata"] = dict(pod["metadata"], labels={"app": "plain"})
+        pod["spec"] = dict(pod["spec"], topologySpreadConstraints=[spread])
+    return node_list, extra, gang_pods + plain
+
+
 def populate(
     client: KubeClient,
     workload: str,
@@ -159,6 +210,8 @@ def populate(
     if workload == "plain":
         node_list, pod_list = plain_objects(nodes, PODS)
         extra: list[JSON] = []
+    elif workload == "constrained":
+        node_list, extra, pod_list = constrained_objects(nodes)
     else:
         node_list, extra, pod_list = gang_objects(nodes)
     client.create(R.NAMESPACES, {"metadata": {"name": NAMESPACE}})
@@ -252,44 +305,16 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
 
 def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> Timing:
     """kube-scheduler from the pinned module: qps/burst 5,000, no leader election."""
-    binary = ensure_kube_scheduler()
-    config = work / "kube-scheduler.yaml"
-    config.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        f"clientConnection:\n  kubeconfig: {cp.kubeconfig}\n  qps: 5000\n  burst: 5000\n"
-        "leaderElection:\n  leaderElect: false\n"
-    )
-    log = work / "kube-scheduler.log"
+    ensure_kube_scheduler()  # built (once) before the clock starts
 
     def start() -> Callable[[], None]:
-        proc = _spawn(
-            [
-                str(binary),
-                f"--config={config}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={free_port()}",
-                f"--authentication-kubeconfig={cp.kubeconfig}",
-                f"--authorization-kubeconfig={cp.kubeconfig}",
-                "-v=0",
-            ],
-            log,
-        )
-
-        def stop() -> None:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-
-        return stop
+        proc = start_kube_scheduler(cp.kubeconfig, work)
+        return lambda: stop_kube_scheduler(proc)
 
     try:
         return time_binding(client, pods, start)
     except TimeoutError:
-        print(log.read_text(errors="replace")[-3000:])
+        print((work / "kube-scheduler.log").read_text(errors="replace")[-3000:])
         raise
 
 
@@ -411,7 +436,7 @@ def one(kind: str, workload: str, nodes: int) -> Timing:
         timing = RUNNERS[kind](cp, client, pods, Path(tmp))
         settled = f", settled {SETTLE_S:g}s" if SETTLE_S else ""
         print(
-            f"   {kind:<15} {workload:<6} {nodes:>5} nodes {pods:>5} pods: "
+            f"   {kind:<15} {workload:<11} {nodes:>5} nodes {pods:>5} pods: "
             f"{timing.total:7.2f}s all bound, first bind {timing.first_bind:5.2f}s "
             f"(setup {setup:.0f}s{settled})",
             flush=True,
@@ -432,15 +457,15 @@ def compile_sources() -> None:
 
 
 def _against_kube_scheduler(rows: list[tuple[int, str, int, dict[str, Timing]]]) -> None:
-    goals = {"plain": 1.2, "gangs": 1.0}
+    goals = {"plain": 1.2, "gangs": 1.0, "constrained": 1.0}
     print(
-        f"{'nodes':>6} {'workload':<8} {'run':>3} {'volcano-py s':>12} {'kube-sched s':>12} "
+        f"{'nodes':>6} {'workload':<11} {'run':>3} {'volcano-py s':>12} {'kube-sched s':>12} "
         f"{'ratio':>6} {'goal':>5} {'first bind (vp / ks)':>22} {'ratio':>6}"
     )
     for nodes, workload, run, t in rows:
         ours, theirs = t["volcano-py"], t["kube-scheduler"]
         print(
-            f"{nodes:>6} {workload:<8} {run:>3} {ours.total:>12.2f} {theirs.total:>12.2f} "
+            f"{nodes:>6} {workload:<11} {run:>3} {ours.total:>12.2f} {theirs.total:>12.2f} "
             f"{ours.total / theirs.total:>6.2f} {goals[workload]:>5.1f} "
             f"{ours.first_bind:>10.2f} / {theirs.first_bind:<9.2f} "
             f"{ours.first_bind / max(theirs.first_bind, 1e-3):>6.2f}"
