@@ -62,6 +62,9 @@ RUN = "diff.volcano.sh/run"
 KEYS = (HOST, ZONE, RACK)
 APPS = ("a", "b", "c", "d")
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+# on every lane node, tolerated by every generated pod: a pod another test left behind (which
+# kube-scheduler would place while this test runs) cannot land on a lane and change its state
+LANE_TAINT = {"key": LANE, "value": "only", "effect": "NoSchedule"}
 # node: (zone, rack or None, cpu, labels, tainted)
 NODES = [
     ("z0", "r0", "4", {}, False),
@@ -208,8 +211,9 @@ def generated_pod(rng: random.Random, lane: Lane, runtime_class: str) -> JSON:
         spec["affinity"] = affinity
     if rng.random() < 0.35:
         spec["topologySpreadConstraints"] = _spread(rng, app)
+    spec["tolerations"] = [dict(LANE_TAINT, operator="Equal")]
     if rng.random() < 0.3:
-        spec["tolerations"] = [dict(TAINT, operator="Equal")]
+        spec["tolerations"].append(dict(TAINT, operator="Equal"))
     if rng.random() < 0.03:
         spec["schedulingGates"] = [{"name": "diff.volcano.sh/hold"}]
     labels = {"app": app, "tier": rng.choice(("x", "y"))}
@@ -262,7 +266,7 @@ def lanes(client: KubeClient) -> Iterator[list[Lane]]:
                     wait=False,
                     labels=labels,
                     allocatable={"cpu": cpu, "memory": "16Gi", "pods": "110"},
-                    taints=[TAINT] if tainted else (),
+                    taints=[LANE_TAINT, TAINT] if tainted else [LANE_TAINT],
                 )
         wait_nodes_up(client, [n for lane in made for n in lane.nodes], 120)
         for lane in made:
