@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.commands.argtypes import boolean
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.scheduler.framework.arguments import ConfError
@@ -24,8 +24,6 @@ from volcano_py.scheduler.simulator import (
     load_objects,
     load_scheduler_conf,
 )
-
-JSON = dict[str, Any]
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser, *, live: bool = False) -> None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-JSON = dict[str, Any]
+from volcano_py.api import JSON
+
 Pair = tuple[JSON | None, JSON]
 
 WRITE_WORKERS = 16

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import DEFAULT_QUEUE
 from volcano_py.api.meta import annotations_of, name_of, namespace_of
@@ -64,7 +65,6 @@ from volcano_py.kube.store import Store, key_of
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 QUEUE_INDEX = "queue-controller/queue"
 QUEUE_API_VERSION = f"{R.QUEUES.group}/{R.QUEUES.version}"
 # an open under a shut parent is retried this many times (the parent may be opening and
