@@ -14,6 +14,7 @@ from tests.builders import exact, pod_body
 from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.api.native_groups import INITIALLY_SCHEDULED
+from volcano_py.cli import main
 from volcano_py.kube.client import KubeClient
 
 RACK = "example.com/rack"
@@ -151,3 +152,29 @@ def test_job_with_spec_scheduling_runs_as_one_gang_in_one_rack(
     assert any(set(nodes.values()) <= rack for rack in racks.values()), nodes
     condition = wait_for(lambda: _condition(client, namespace, group))
     assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+
+
+def test_explain_finds_a_jobs_native_gang_by_the_job_name(
+    client: KubeClient, namespace: str, topology: Topology, workload_plane: Any, capsys: Any
+) -> None:
+    _two_racks(topology)
+    template = pod_body("x", namespace, requests={topology.gpu: "1", "cpu": "100m"})
+    template["spec"]["restartPolicy"] = "Never"
+    scheduling = {
+        "schedulingPolicy": {"gang": {"minCount": 5}},
+        "schedulingConstraints": {"topology": [{"key": RACK}]},
+    }
+    spec = {"parallelism": 5, "completions": 5, "completionMode": "Indexed"}
+    body = {
+        "metadata": {"name": "wide", "namespace": namespace},
+        "spec": {**spec, "scheduling": scheduling, "template": {"spec": template["spec"]}},
+    }
+    client.create(R.JOBS, body, namespace)
+    group = wait_for(lambda: client.list(R.NATIVE_PODGROUPS, namespace)["items"])[0]
+    name = group["metadata"]["name"]
+    wait_for(lambda: len(client.list(R.PODS, namespace)["items"]) == 5)
+    argv = ["explain", f"{namespace}/wide", "--kubeconfig", str(workload_plane.kubeconfig)]
+    assert main([*argv, "-o", "text"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{namespace}/{name}: waits for {topology.gpu} short by"), lines
+    assert lines[1] == f"{namespace}/wide: Job wide -> PodGroup {name}", lines
