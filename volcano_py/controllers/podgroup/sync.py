@@ -361,3 +361,9 @@ class PodGroupSync:
 
     def _warn(self, pod: Mapping[str, Any], reason: str, message: str) -> None:
         self.recorder.event(pod, WARNING, reason, message, resource=R.PODS)
+
+    def warn_owner(self, owner: Mapping[str, Any], kind: str, reason: str, message: str) -> None:
+        """A Warning Event on a ReplicaSet or StatefulSet (``kind``)."""
+        log.warning("%s %s/%s: %s", kind, namespace_of(owner), name_of(owner), message)
+        resource = R.STATEFULSETS if kind == "StatefulSet" else R.REPLICASETS
+        self.recorder.event(owner, WARNING, reason, message, resource=resource)

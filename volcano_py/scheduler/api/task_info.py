@@ -294,6 +294,7 @@ POD_READS = CacheReads(
         "spec.initContainers[].ports",
         "spec.initContainers[].restartPolicy",
         "spec.schedulingGates",
+        "spec.schedulingGroup.podGroupName",
         "spec.volumes[].name",
         "spec.volumes[].persistentVolumeClaim.claimName",
         "status.phase",
