@@ -155,3 +155,23 @@ def test_pg_controller_gives_a_pod_of_a_native_podgroup_no_volcano_podgroup() ->
     h = harness(pods=(member, plain))
     assert not h.sync.takes(member)
     assert h.sync.takes(plain)
+
+
+def test_a_native_podgroup_behind_a_volcano_one_of_its_name_comes_back_when_that_goes() -> None:
+    sim = Simulator(_cluster())
+    native = _native("g", {"gang": {"minCount": 2}}, RACK)
+    volcano = podgroup("g", 1)
+    sim.cache.update_podgroup(volcano)
+    sim.cache.update_podgroup(native)
+    assert sim.cache.native_podgroup("default/g") is None
+    sim.cache.delete_podgroup(volcano)
+    assert sim.cache.native_podgroup("default/g") == native
+    view = sim.cache.podgroup("default/g")
+    assert view is not None
+    assert view["spec"]["minMember"] == 2
+    # and a Volcano PodGroup made later pushes it behind again, until it is deleted
+    sim.cache.update_podgroup(volcano)
+    assert sim.cache.native_podgroup("default/g") is None
+    sim.cache.delete_podgroup(native)
+    sim.cache.delete_podgroup(volcano)
+    assert sim.cache.podgroup("default/g") is None

@@ -34,7 +34,7 @@ Contract:
 - **Native groups** (``api/native_groups.py``): a ``scheduling.k8s.io`` PodGroup is kept as
   it came (``native_podgroup``) and, for the jobs, as its Volcano-shaped view with the
   scheduler's own status (``keep_native_status``). A Volcano PodGroup of the same
-  namespace/name wins: the native one is ignored while it exists.
+  namespace/name wins: the native one waits behind it and comes back when it is deleted.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 
@@ -135,6 +135,7 @@ class SchedulerCache:
         self._assumed: dict[str, str] = {}
         self._queues: dict[str, JSON] = {}
         self._native: dict[str, JSON] = {}  # native PodGroups as they came, by key
+        self._shadowed: dict[str, JSON] = {}  # native ones behind a Volcano one of their name
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
 
@@ -373,7 +374,8 @@ class SchedulerCache:
     def update_podgroup(self, pg: JSON) -> None:
         """A PodGroup was added or changed (status-only changes do not wake the loop).
 
-        A native one (``scheduling.k8s.io``) is kept and its Volcano-shaped view is the job's.
+        A native one (``scheduling.k8s.io``) is kept and its Volcano-shaped view is the job's;
+        while a Volcano PodGroup of the same name exists, the native one waits behind it.
         """
         key = object_key(pg)
         with self._lock:
@@ -381,29 +383,38 @@ class SchedulerCache:
                 held = self.jobs.podgroup(key)
                 if held is not None and not is_native_view(held):
                     log.info("podgroup %s: a Volcano PodGroup of that name wins", key)
+                    self._shadowed[key] = pg
                     return
                 self._native[key] = pg
                 pg = volcano_view(pg, (held or {}).get("status"))
-            else:
-                self._native.pop(key, None)
-            old = self.jobs.update_podgroup(key, pg)
-            self._parked.discard(key)
-            respec = old is not None and old.get("spec") != pg.get("spec")
-            if respec:
-                self._parked.event(ClusterEvent.PODGROUP_SPEC_CHANGED)
+            elif key in self._native:
+                self._shadowed[key] = self._native.pop(key)
+            self._put_podgroup(key, pg)
+
+    def _put_podgroup(self, key: str, pg: JSON) -> None:
+        old = self.jobs.update_podgroup(key, pg)
+        self._parked.discard(key)
+        respec = old is not None and old.get("spec") != pg.get("spec")
+        if respec:
+            self._parked.event(ClusterEvent.PODGROUP_SPEC_CHANGED)
         if old is None or respec:
             self.changed.set()
 
     def delete_podgroup(self, pg: JSON) -> None:
-        """A PodGroup was deleted."""
+        """A PodGroup was deleted (a native one behind a Volcano one of its name comes back)."""
         key = object_key(pg)
         with self._lock:
-            if is_native(pg) != (key in self._native):
-                return  # the other kind's object of that name stays
+            if is_native(pg) and key not in self._native:
+                self._shadowed.pop(key, None)
+                return  # it waited behind a Volcano PodGroup, which stays
             self._native.pop(key, None)
             self.jobs.remove_podgroup(key)
             self._parked.discard(key)
             self._parked.event(ClusterEvent.PODGROUP_DELETED)
+            behind = None if is_native(pg) else self._shadowed.pop(key, None)
+            if behind is not None:
+                self._native[key] = behind
+                self._put_podgroup(key, volcano_view(behind))
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
