@@ -53,6 +53,17 @@ def is_native(obj: Mapping[str, Any]) -> bool:
     return obj.get("apiVersion") == NATIVE_API_VERSION and obj.get("kind") == NATIVE_KIND
 
 
+def as_native(obj: JSON) -> JSON:
+    """``obj`` from the native PodGroups' informer, with its apiVersion and kind set.
+
+    The items of a LIST carry neither (a watch event's object does), and the cache and the
+    writer tell the two kinds called PodGroup apart by them.
+    """
+    if is_native(obj):
+        return obj
+    return dict(obj, apiVersion=NATIVE_API_VERSION, kind=NATIVE_KIND)
+
+
 def is_native_view(pg: Mapping[str, Any]) -> bool:
     """Whether a cached PodGroup is the view of a native one (``volcano_view``)."""
     annotations = (pg.get("metadata") or {}).get("annotations") or {}

@@ -175,3 +175,18 @@ def test_a_native_podgroup_behind_a_volcano_one_of_its_name_comes_back_when_that
     sim.cache.delete_podgroup(native)
     sim.cache.delete_podgroup(volcano)
     assert sim.cache.podgroup("default/g") is None
+
+
+def test_a_listed_native_podgroup_without_kind_is_still_read_as_native() -> None:
+    sim = Simulator(_cluster())
+    listed = _native("g", {"gang": {"minCount": 2}}, RACK)
+    del listed["apiVersion"], listed["kind"]  # as a LIST's items come
+    sim.cache.update_native_podgroup(listed)
+    view = sim.cache.podgroup("default/g")
+    assert view is not None
+    assert view["spec"]["minMember"] == 2
+    native = sim.cache.native_podgroup("default/g")
+    assert native is not None
+    assert native["apiVersion"] == "scheduling.k8s.io/v1beta1"  # the writer routes by it
+    sim.cache.delete_native_podgroup(listed)
+    assert sim.cache.podgroup("default/g") is None

@@ -56,7 +56,7 @@ from functools import partial
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
-from volcano_py.api.native_groups import is_native, is_native_view, volcano_view
+from volcano_py.api.native_groups import as_native, is_native, is_native_view, volcano_view
 from volcano_py.api.resources import (
     HYPERNODES,
     NATIVE_PODGROUPS,
@@ -156,7 +156,9 @@ class SchedulerCache:
             (QUEUES, self.update_queue, self.delete_queue),
         ]
         if native:
-            wiring.append((NATIVE_PODGROUPS, self.update_podgroup, self.delete_podgroup))
+            wiring.append(
+                (NATIVE_PODGROUPS, self.update_native_podgroup, self.delete_native_podgroup)
+            )
         for resource, kind in (
             (PERSISTENTVOLUMECLAIMS, CLAIM),
             (PERSISTENTVOLUMES, VOLUME),
@@ -390,6 +392,14 @@ class SchedulerCache:
             elif key in self._native:
                 self._shadowed[key] = self._native.pop(key)
             self._put_podgroup(key, pg)
+
+    def update_native_podgroup(self, pg: JSON) -> None:
+        """A ``scheduling.k8s.io`` PodGroup from its informer (a listed item has no kind)."""
+        self.update_podgroup(as_native(pg))
+
+    def delete_native_podgroup(self, pg: JSON) -> None:
+        """A ``scheduling.k8s.io`` PodGroup was deleted."""
+        self.delete_podgroup(as_native(pg))
 
     def _put_podgroup(self, key: str, pg: JSON) -> None:
         old = self.jobs.update_podgroup(key, pg)

@@ -75,11 +75,11 @@ def test_standalone_native_gang_lands_in_one_rack_and_is_initially_scheduled(
     client: KubeClient, namespace: str, topology: Topology, run_scheduler: Any
 ) -> None:
     racks = _two_racks(topology)
-    run_scheduler()
     _native_podgroup(client, namespace, "train", 4)
     names = [f"train-{i}" for i in range(4)]
     for n in names:
         _member(client, namespace, topology, n, "train")
+    run_scheduler()  # after the objects: they arrive by LIST (items without apiVersion/kind)
     placed = wait_for(lambda: (p := _nodes_of(client, namespace, names)) and all(p.values()) and p)
     assert any(set(placed.values()) <= nodes for nodes in racks.values()), placed
     condition = wait_for(lambda: _condition(client, namespace, "train"))
