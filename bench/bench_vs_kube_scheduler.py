@@ -18,6 +18,16 @@ from its start until every pod is bound (``spec.nodeName``, seen by a watch in t
   nodes labelled with their hostname and rack (``constrained_objects``); kube-scheduler binds
   the same 7,000 pods. Not in the default ``BENCH_KS_WORKLOADS``: name it.
 
+- **native** (issue 45): the gangs' shape written as Kubernetes' own objects, on a control plane
+  with the Workload API's gates on (``ControlPlane(workload_api=True)``): each gang a
+  ``scheduling.k8s.io/v1beta1`` PodGroup (``gang.minCount`` 50, ``topology: [{key: <rack
+  label>}]``), its pods naming it in ``spec.schedulingGroup``, every node labelled with its rack
+  and spine, and the rack HyperNodes' ``tierName`` the rack label. kube-scheduler runs with the
+  same gates (its GangScheduling and TopologyPlacementGenerator plugins, its native gang + TAS
+  path); volcano-py schedules the same objects with the HyperNode tree. Goal: <= 0.2x
+  kube-scheduler at 500 nodes (<= 0.05x at 5,000), and native objects cost volcano-py no more
+  than 1.1x the **gangs** workload's Volcano PodGroups (printed when both ran).
+
 - **failover** (P12's "after a leader failover", volcano-py only): two replicas on a 4 s
   Lease, the gangs' pods created but not their PodGroups; the leader is SIGKILLed, the
   PodGroups are created, and the standby's first bind is timed from its Lease acquisition
@@ -79,7 +89,7 @@ from typing import Any
 from bench.bench_scheduler import gang, synthetic_cluster
 from devcluster import kwok
 from devcluster.crds import install_crds
-from devcluster.harness import ControlPlane
+from devcluster.harness import WORKLOAD_GATES, ControlPlane
 from devcluster.kube_scheduler import start_kube_scheduler, stop_kube_scheduler
 from devcluster.manager import manager_certs, start_manager, stop_manager
 from devcluster.nodes import wait_nodes_up
@@ -206,6 +216,46 @@ def constrained_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]
     return node_list, extra, gang_pods + plain
 
 
+SPINE_LABEL = "bench.volcano.sh/spine"
+
+
+def native_objects(nodes: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
+    """``gang_objects`` as Kubernetes' own PodGroups keyed by a rack label (module doc)."""
+    node_list, extra, pod_list = gang_objects(nodes)
+    hypernodes = [o for o in extra if o["kind"] == "HyperNode"]
+    label_of = {1: RACK_LABEL, 2: SPINE_LABEL}
+    value: dict[str, dict[str, str]] = {}  # node -> its rack and spine labels
+    parent: dict[str, str] = {}
+    for hn in hypernodes:
+        hn["spec"]["tierName"] = label_of[hn["spec"]["tier"]]
+        for member in hn["spec"]["members"]:
+            parent[member["selector"]["exactMatch"]["name"]] = hn["metadata"]["name"]
+    for node in node_list:
+        rack = parent[node["metadata"]["name"]]
+        value[node["metadata"]["name"]] = {RACK_LABEL: rack, SPINE_LABEL: parent.get(rack, "")}
+        node["metadata"]["labels"] = {
+            **node["metadata"]["labels"],
+            **value[node["metadata"]["name"]],
+        }
+    groups = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": o["metadata"]["name"], "namespace": NAMESPACE},
+            "spec": {
+                "schedulingPolicy": {"gang": {"minCount": o["spec"]["minMember"]}},
+                "schedulingConstraints": {"topology": [{"key": RACK_LABEL}]},
+            },
+        }
+        for o in extra
+        if o["kind"] == "PodGroup"
+    ]
+    for o in pod_list:
+        group = o["metadata"].pop("annotations")["scheduling.k8s.io/group-name"]
+        o["spec"] = dict(o["spec"], schedulingGroup={"podGroupName": group})
+    return node_list, hypernodes + groups, pod_list
+
+
 def populate(
     client: KubeClient,
     workload: str,
@@ -223,6 +273,8 @@ def populate(
         extra: list[JSON] = []
     elif workload == "constrained":
         node_list, extra, pod_list = constrained_objects(nodes)
+    elif workload == "native":
+        node_list, extra, pod_list = native_objects(nodes)
     else:
         node_list, extra, pod_list = gang_objects(nodes)
     client.create(R.NAMESPACES, {"metadata": {"name": NAMESPACE}})
@@ -233,6 +285,8 @@ def populate(
         for o in extra:
             if o["kind"] == "HyperNode":
                 client.create(R.HYPERNODES, dict(o, apiVersion="topology.volcano.sh/v1alpha1"))
+            elif o.get("apiVersion") == "scheduling.k8s.io/v1beta1":  # both schedulers read it
+                client.create(R.NATIVE_PODGROUPS, o, NAMESPACE)
             elif scheduler_name == "volcano" and with_podgroups:
                 client.create(R.PODGROUPS, dict(o, apiVersion="scheduling.volcano.sh/v1beta1"))
 
@@ -336,7 +390,8 @@ def run_kube_scheduler(cp: ControlPlane, client: KubeClient, pods: int, work: Pa
     ensure_kube_scheduler()  # built (once) before the clock starts
 
     def start() -> Callable[[], None]:
-        proc = start_kube_scheduler(cp.kubeconfig, work)
+        gates = [WORKLOAD_GATES] if cp.workload_api else []
+        proc = start_kube_scheduler(cp.kubeconfig, work, gates)
         return lambda: stop_kube_scheduler(proc)
 
     try:
@@ -453,7 +508,8 @@ def run_failover(nodes: int) -> Timing:
 
 def one(kind: str, workload: str, nodes: int) -> Timing:
     """A fresh control plane, the workload, one scheduler process timed."""
-    with tempfile.TemporaryDirectory(prefix="bench-ks-") as tmp, ControlPlane() as cp:
+    plane = ControlPlane(workload_api=workload == "native")
+    with tempfile.TemporaryDirectory(prefix="bench-ks-") as tmp, plane as cp:
         client = KubeClient(cp.admin_config())
         install_crds(client)
         name = SCHEDULER_NAMES.get(kind, "default-scheduler")
@@ -463,10 +519,11 @@ def one(kind: str, workload: str, nodes: int) -> Timing:
         time.sleep(SETTLE_S)
         timing = RUNNERS[kind](cp, client, pods, Path(tmp))
         settled = f", settled {SETTLE_S:g}s" if SETTLE_S else ""
+        placement = f", {one_rack(client)}" if workload == "native" else ""
         print(
             f"   {kind:<15} {workload:<11} {nodes:>5} nodes {pods:>5} pods: "
             f"{timing.total:7.2f}s {_outcome(timing)}, first bind {timing.first_bind:5.2f}s "
-            f"(setup {setup:.0f}s{settled})",
+            f"(setup {setup:.0f}s{settled}){placement}",
             flush=True,
         )
         return timing
@@ -476,6 +533,20 @@ def _outcome(timing: Timing) -> str:
     if timing.pending:
         return f"to its last bind, {timing.pending} left Pending"
     return "all bound"
+
+
+def one_rack(client: KubeClient) -> str:
+    """``"gangs in one rack: k/n"``: native gangs whose pods all run in one rack."""
+    rack_of = {
+        n["metadata"]["name"]: n["metadata"]["labels"].get(RACK_LABEL)
+        for n in client.list(R.NODES)["items"]
+    }
+    racks: dict[str, set[str | None]] = {}
+    for pod in client.list(R.PODS, NAMESPACE)["items"]:
+        group = pod["spec"]["schedulingGroup"]["podGroupName"]
+        racks.setdefault(group, set()).add(rack_of.get(pod["spec"].get("nodeName", "")))
+    whole = sum(1 for r in racks.values() if len(r) == 1)
+    return f"gangs in one rack: {whole}/{len(racks)}"
 
 
 def compile_sources() -> None:
@@ -491,7 +562,12 @@ def compile_sources() -> None:
 
 
 def _against_kube_scheduler(rows: list[tuple[int, str, int, dict[str, Timing]]]) -> None:
-    goals = {"plain": 1.2, "gangs": 1.0, "constrained": 1.0}
+    goals = {
+        "plain": 1.2,
+        "gangs": 1.0,
+        "constrained": 1.0,
+        "native": 0.2 if max(SIZES) <= 500 else 0.05,
+    }
     print(
         f"{'nodes':>6} {'workload':<11} {'run':>3} {'volcano-py s':>12} {'kube-sched s':>12} "
         f"{'ratio':>6} {'goal':>5} {'first bind (vp / ks)':>22} {'ratio':>6}"
@@ -565,6 +641,22 @@ def main() -> None:
         _against_kube_scheduler(rows)
     if "bind-floor" in SCHEDULERS:
         _against_floor(rows)
+    for nodes in SIZES:
+        # native objects against the same gangs as Volcano PodGroups, same runs (goal <= 1.1x)
+        ours = {
+            w: [
+                t["volcano-py"].total
+                for n, w2, _, t in rows
+                if n == nodes and w2 == w and "volcano-py" in t
+            ]
+            for w in ("gangs", "native")
+        }
+        if ours["gangs"] and ours["native"]:
+            gangs_s, native_s = min(ours["gangs"]), min(ours["native"])
+            print(
+                f"{nodes:>6} volcano-py native {native_s:.2f}s / Volcano PodGroups {gangs_s:.2f}s "
+                f"= {native_s / gangs_s:.2f} (goal <= 1.1)"
+            )
     for nodes, timing in failovers:
         print(
             f"{nodes:>6} failover: first bind {timing.first_bind:.2f}s after the standby took the "

@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"starting etcd, kube-apiserver, kube-controller-manager (every default "
                 f"controller), kube-scheduler (the default scheduler) and kwok in {folder}"
             )
-            plane = ControlPlane(folder, like_a_cluster=True)
+            plane = ControlPlane(folder, like_a_cluster=True, workload_api=True)
             plane.start()
             kubeconfig = str(plane.kubeconfig)
             step("installing the CRDs, the ConfigMaps and the admission configuration")

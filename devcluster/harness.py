@@ -14,7 +14,11 @@ kube-controller-manager's whole default controller set (DaemonSets, CronJobs, En
 disruption, TTL, podgc ... and a CSR signer with the local CA) and kube-scheduler, built from
 the pinned module as the bench builds it, as the default scheduler: a pod without
 ``schedulerName`` runs as in a cluster. The tests keep the short list and no default scheduler
-(a test asks for either when it needs it).
+(a test asks for either when it needs it). ``workload_api=True`` (``make run`` too) turns on
+Kubernetes' own Workload API: the API server, kube-controller-manager and kube-scheduler get
+``WORKLOAD_GATES`` and the API server ``WORKLOAD_RUNTIME_CONFIG`` (``scheduling.k8s.io``
+v1beta1 Workload / PodGroup, v1alpha3 CompositePodGroup; the Job controller then makes a
+Workload and PodGroup for a Job with ``spec.scheduling``). Off by default, as in a cluster.
 
 Things that bite, handled here: the API server needs ``--advertise-address=127.0.0.1`` on a
 machine without a default route; ``--endpoint-reconciler-type=none``; every serving
@@ -47,6 +51,14 @@ from devcluster.provision import ensure_binaries, ensure_kube_scheduler
 from volcano_py.kube.client import ClientConfig
 from webhooks import certs
 
+# Kubernetes' own Workload API (off by default in v1.37)
+WORKLOAD_GATES = (
+    "--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true,"
+    "WorkloadWithJob=true,CompositePodGroup=true"
+)
+WORKLOAD_RUNTIME_CONFIG = (
+    "--runtime-config=scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
+)
 KCM_CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",
@@ -78,9 +90,11 @@ class ControlPlane:
         kwok: bool = True,
         audit: bool = False,
         like_a_cluster: bool = False,
+        workload_api: bool = False,
     ) -> None:
         self.binaries = ensure_binaries()
         self.like_a_cluster = like_a_cluster
+        self.workload_api = workload_api
         if like_a_cluster:
             self.binaries["kube-scheduler"] = ensure_kube_scheduler()
         self._own_dir = work_dir is None
@@ -231,6 +245,7 @@ class ControlPlane:
                 "--allow-privileged=true",
                 f"--cert-dir={self.dir / 'apiserver-certs'}",
                 *self._audit_args(),
+                *self._workload_args(runtime_config=True),
             ],
         )
         self._wait_ready(timeout)
@@ -305,6 +320,12 @@ class ControlPlane:
         """Stop kwok: its nodes stop heartbeating, as if every kubelet died."""
         self._kill("kwok", sig)
 
+    def _workload_args(self, *, runtime_config: bool = False) -> list[str]:
+        """The Workload API's gates (and, for the API server, its versions) when asked for."""
+        if not self.workload_api:
+            return []
+        return [WORKLOAD_GATES, WORKLOAD_RUNTIME_CONFIG] if runtime_config else [WORKLOAD_GATES]
+
     def _start_controller_manager(self) -> None:
         controllers = (KCM_CONTROLLERS if self.with_controller_manager else ()) + (
             KWOK_CONTROLLERS if self.with_kwok else ()
@@ -332,6 +353,7 @@ class ControlPlane:
                 "--concurrent-gc-syncs=20",
                 f"--service-account-private-key-file={self.pki.sa_key if self.pki else ''}",
                 *extra,
+                *self._workload_args(),
             ],
         )
 
@@ -354,6 +376,7 @@ class ControlPlane:
                 f"--authentication-kubeconfig={self.kubeconfig}",
                 f"--authorization-kubeconfig={self.kubeconfig}",
                 "-v=0",
+                *self._workload_args(),
             ],
         )
 

@@ -8,14 +8,20 @@ leader election) into ``work`` and starts the binary against ``kubeconfig`` with
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from devcluster.harness import free_port
 from devcluster.provision import ensure_kube_scheduler
 
 
-def start_kube_scheduler(kubeconfig: Path, work: Path) -> subprocess.Popen[bytes]:
-    """Start kube-scheduler (built once into the testbin cache) on the cluster of ``kubeconfig``."""
+def start_kube_scheduler(
+    kubeconfig: Path, work: Path, extra_args: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    """Start kube-scheduler (built once into the testbin cache) on the cluster of ``kubeconfig``.
+
+    ``extra_args``: more flags (the Workload API's ``--feature-gates``, ``harness.WORKLOAD_GATES``).
+    """
     binary = ensure_kube_scheduler()
     work.mkdir(parents=True, exist_ok=True)
     config = work / "kube-scheduler.yaml"
@@ -35,6 +41,7 @@ def start_kube_scheduler(kubeconfig: Path, work: Path) -> subprocess.Popen[bytes
                 f"--authentication-kubeconfig={kubeconfig}",
                 f"--authorization-kubeconfig={kubeconfig}",
                 "-v=0",
+                *extra_args,
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

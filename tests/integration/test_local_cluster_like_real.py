@@ -1,9 +1,11 @@
-"""``make run``'s local cluster behaves like a real one (``ControlPlane(like_a_cluster=True)``).
+"""``make run``'s local cluster behaves like a real one (``ControlPlane(like_a_cluster=True,
+workload_api=True)``).
 
 Its nodes carry the labels a kubelet sets and ``ephemeral-storage``; kube-scheduler runs as the
 default scheduler, so a Deployment without ``schedulerName`` runs; kube-controller-manager runs
 its whole default controller set (a DaemonSet gets its pods). The tests' own harness keeps the
-short controller list and no default scheduler.
+short controller list and no default scheduler. Kubernetes' own Workload API is on, as
+``make run`` turns it on: its PodGroups are served and a Job with ``spec.scheduling`` gets one.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ NODES = 2
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[KubeClient]:
-    with ControlPlane(like_a_cluster=True) as plane:
+    with ControlPlane(like_a_cluster=True, workload_api=True) as plane:
         client = KubeClient(plane.admin_config())
         bodies = fleet(NODES)
         for body in bodies:
@@ -93,3 +95,27 @@ def test_kube_controller_manager_runs_its_default_controllers(cluster: KubeClien
     cluster.create(R.DAEMONSETS, body, "default")
     pods = _running(cluster, "agent", NODES)
     assert len({p["spec"]["nodeName"] for p in pods}) == NODES
+
+
+def test_the_workload_api_is_on_and_a_job_with_spec_scheduling_gets_its_podgroup(
+    cluster: KubeClient,
+) -> None:
+    body = {
+        "metadata": {"name": "gang-job", "namespace": "default"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 2,
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+                }
+            },
+        },
+    }
+    cluster.create(R.JOBS, body, "default")
+    groups = wait_until(
+        lambda: cluster.list(R.NATIVE_PODGROUPS, "default")["items"], 60, "native PodGroup"
+    )
+    assert groups[0]["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2

@@ -50,6 +50,8 @@ REPLICASETS = APIResource("apps", "v1", "replicasets", "ReplicaSet", namespaced=
 STATEFULSETS = APIResource("apps", "v1", "statefulsets", "StatefulSet", namespaced=True)
 DAEMONSETS = APIResource("apps", "v1", "daemonsets", "DaemonSet", namespaced=True)
 JOBS = APIResource("batch", "v1", "jobs", "Job", namespaced=True)
+# Kubernetes' own gang object (served behind the GenericWorkload gate; ``api/native_groups.py``)
+NATIVE_PODGROUPS = APIResource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", True)
 CRDS = APIResource(
     "apiextensions.k8s.io",
     "v1",

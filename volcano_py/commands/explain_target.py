@@ -11,7 +11,9 @@ the controllers made for it (``podgroup-<uid>``, ``<job>-<uid>``, ``ray-<name>-p
    ReplicaSet the Deployment owns; an LWS group's by its leader pod, owned by a StatefulSet
    the LWS owns), climbed through the objects we have by uid;
 3. and the PodGroup of every pod whose own owner chain names it (the
-   ``scheduling.k8s.io/group-name`` annotation), which covers a PodGroup owned by nothing.
+   ``scheduling.k8s.io/group-name`` annotation, or Kubernetes' own PodGroup the pod names in
+   ``spec.schedulingGroup``), which covers a PodGroup owned by nothing: a batch Job with
+   ``spec.scheduling`` is found by its name through its pods.
 
 No kind is assumed, so an operator's own kinds work without being listed here. A name that
 several workloads share yields all their gangs; each is explained. ``live_snapshot`` lists
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION, SCHEDULER_CONFIGMAP_NAME
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.api.resources import APIResource
 from volcano_py.commands.cluster_access import CommandError, connect
 from volcano_py.kube.client import KubeClient
@@ -101,7 +104,8 @@ def find_gangs(namespace: str, name: str, objects: Iterable[JSON]) -> list[Gang]
             if via:
                 found.setdefault(pg_name, via)
     for pod in listed:
-        group = str((_meta(pod).get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION) or "")
+        annotations = _meta(pod).get("annotations") or {}
+        group = pod_group_name(pod) or str(annotations.get(KUBE_GROUP_NAME_ANNOTATION) or "")
         if pod.get("kind") != "Pod" or not group or group in found:
             continue
         own = [("Pod", str(_meta(pod).get("name")))]
@@ -156,6 +160,7 @@ def _list(client: KubeClient, namespace: str) -> list[JSON]:
         (R.HYPERNODES, None, None, False),
         (R.QUEUES, None, None, False),
         (R.PODGROUPS, None, None, False),
+        (R.NATIVE_PODGROUPS, None, None, True),  # served with the GenericWorkload gate only
         (R.PODS, None, "status.phase!=Succeeded,status.phase!=Failed", False),
         (R.REPLICASETS, namespace, None, True),
         (R.STATEFULSETS, namespace, None, True),
@@ -173,5 +178,8 @@ def _list(client: KubeClient, namespace: str) -> list[JSON]:
             ) from e
         except ApiError as e:
             raise CommandError(f"listing {resource.plural}: {e}") from e
-        objects += [dict(item, kind=resource.kind) for item in items]
+        # list items carry no kind: set it, and the version (two kinds are called PodGroup)
+        objects += [
+            dict(item, kind=resource.kind, apiVersion=resource.api_version) for item in items
+        ]
     return objects

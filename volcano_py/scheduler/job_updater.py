@@ -7,7 +7,9 @@ per job of the session:
 
 - the PodGroup's new status, conditions and HyperNode annotations (``status.py``,
   ``eviction_writes.served_nomination``), handed to the writer (written off the cycle), or
-  kept in the cache for an implicit job (``implicit_jobs.py``), which has no object;
+  kept in the cache for an implicit job (``implicit_jobs.py``), which has no object; for a
+  native ``scheduling.k8s.io`` PodGroup the status is kept in the cache and the object gets
+  kube-scheduler's ``PodGroupInitiallyScheduled`` condition instead (``native_condition``);
 - the Warning a job should see once (an invalid topology annotation, or topology asked for
   while the scheduler does not enforce it), and the ``Unschedulable`` / ``Scheduled`` Event
   its outcome calls for (``podgroup_events.py``, Volcano's ``RecordJobStatusEvent``);
@@ -25,6 +27,12 @@ from datetime import UTC, datetime
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import PodGroupPhase
+from volcano_py.api.native_groups import (
+    REASON_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    initially_scheduled,
+)
 from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
@@ -146,12 +154,26 @@ class JobUpdater:
         implicit = self.cache.is_implicit(job.key)
         if not implicit:
             note_job_event(self.events, job, new, fit)
+        native = self.cache.native_podgroup(job.key)
+        if native is not None:
+            if new is not None:
+                self.cache.keep_native_status(new)  # the native object has no such fields
+            return self._write_native(job, native, fit)
         if new is None:
             return False
         if implicit:
             self.cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
             return False
         self.writer.update_podgroup(new)
+        self.written += 1
+        return True
+
+    def _write_native(self, job: JobInfo, native: JSON, fit: JobFit | None) -> bool:
+        """The native PodGroup's ``PodGroupInitiallyScheduled`` condition, when it changed."""
+        written = native_condition(native, job, fit, self.now)
+        if written is None:
+            return False
+        self.writer.update_podgroup(written)
         self.written += 1
         return True
 
@@ -162,3 +184,20 @@ class JobUpdater:
             if pod is not None:
                 condition = pod_unschedulable_condition(pod, fit.message, now=self.now)
                 self.writer.pod_unschedulable(pod, condition, fit.message)
+
+
+def native_condition(native: JSON, job: JobInfo, fit: JobFit | None, now: str) -> JSON | None:
+    """``native`` with the condition kube-scheduler would write; None when unchanged or early.
+
+    ``Scheduled`` once the gang's minimum is placed; ``Unschedulable`` with our reason (the
+    per-tier shortfall) when it could not place; ``SchedulerError`` for an invalid group or a
+    failed bind. A job still waiting for its pods to arrive gets nothing yet.
+    """
+    if fit is None:
+        if job.ready_task_num() < max(job.min_member, 1):
+            return None
+        message = f"{job.ready_task_num()} pod(s) placed"
+        return initially_scheduled(native, True, REASON_SCHEDULED, message, now)
+    error = job.invalid or fit.reason == BIND_FAILED_REASON
+    reason = REASON_SCHEDULER_ERROR if error else REASON_UNSCHEDULABLE
+    return initially_scheduled(native, False, reason, fit.message, now)

@@ -25,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
+from volcano_py.api.resources import NATIVE_PODGROUPS
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.discovery import serves
 from volcano_py.kube.events import Recorder
 from volcano_py.kube.informer import SharedInformerFactory
 from volcano_py.metrics import (
@@ -219,7 +221,9 @@ class Scheduler:
         self.clock = clock or RealClock()
         self.cache = SchedulerCache(scheduler_name, implicit, self.clock)
         self.informers = informers
-        self._registrations = self.cache.attach(informers)
+        # Kubernetes' own PodGroups, when the API server serves them (api/native_groups.py)
+        native = serves(client, NATIVE_PODGROUPS)
+        self._registrations = self.cache.attach(informers, native=native)
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
         self.client = client
         self._configmap_synced = configmap_synced

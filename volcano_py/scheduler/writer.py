@@ -28,7 +28,8 @@ from typing import Protocol
 
 from volcano_py.api import JSON
 from volcano_py.api.meta import object_key
-from volcano_py.api.resources import PODGROUPS, PODS
+from volcano_py.api.native_groups import is_native
+from volcano_py.api.resources import NATIVE_PODGROUPS, PODGROUPS, PODS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, Conflict, NotFound
@@ -163,7 +164,10 @@ class KubeWriter:
         """PUT the PodGroup; a conflict is left to the next cycle (level-based)."""
         meta = pg.get("metadata") or {}
         try:
-            self.client.update(PODGROUPS, pg)
+            if is_native(pg):  # kube-scheduler's condition, on the status subresource
+                self.client.update(NATIVE_PODGROUPS, pg, subresource="status")
+            else:
+                self.client.update(PODGROUPS, pg)
         except (Conflict, NotFound) as e:
             log.info("podgroup %s/%s not updated: %s", meta.get("namespace"), meta.get("name"), e)
         except ApiError as e:

@@ -94,3 +94,15 @@ def test_objects_of_another_namespace_are_not_matched() -> None:
     other = _obj("PodGroup", "web", "x1")
     other["metadata"]["namespace"] = "elsewhere"
     assert find_gangs(NS, "web", [other]) == []
+
+
+def test_a_batch_job_with_spec_scheduling_finds_its_native_podgroup_through_its_pods() -> None:
+    job = _obj("Job", "trainer", "j1")
+    native = _obj("PodGroup", "trainer-pg-abc", "npg1")
+    native["apiVersion"] = "scheduling.k8s.io/v1beta1"
+    pod = _obj("Pod", "trainer-0-x", "p1", ("Job", "trainer", "j1"))
+    pod["spec"] = {"schedulingGroup": {"podGroupName": "trainer-pg-abc"}}
+    gangs = find_gangs(NS, "trainer", [job, native, pod])
+    assert gangs == [
+        Gang("trainer-pg-abc", "Job trainer -> Pod trainer-0-x -> PodGroup trainer-pg-abc")
+    ]

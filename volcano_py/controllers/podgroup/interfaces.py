@@ -49,6 +49,7 @@ POD_READS = CacheReads(
         "spec.schedulerName",
         "spec.priorityClassName",
         "spec.overhead",
+        "spec.schedulingGroup.podGroupName",
         "spec.containers[].resources",
         "spec.initContainers[].resources",
         "spec.initContainers[].restartPolicy",

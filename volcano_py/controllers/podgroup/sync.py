@@ -14,7 +14,9 @@ does not already show the write (the informer stores an object before it notifie
 none is left behind.
 
 A pod is taken when its ``spec.schedulerName`` is one of ours and its
-``scheduling.k8s.io/group-name`` is missing or empty. ``sync_pod`` creates the PodGroup if
+``scheduling.k8s.io/group-name`` is missing or empty, and it names no Kubernetes PodGroup in
+``spec.schedulingGroup`` (that one is its gang: one gang object per pod,
+``api/native_groups.py``). ``sync_pod`` creates the PodGroup if
 it does not exist (an ``AlreadyExists`` from a concurrent create is success), then patches
 the annotation with the pod's resourceVersion as precondition: a value someone else set in
 the meantime is never overwritten; it is logged and reported as an Event instead.
@@ -44,6 +46,7 @@ from volcano_py.api.meta import (
     resource_version_of,
     uid_of,
 )
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.controllers.podgroup.builder import (
     BuiltPodGroup,
     build_podgroup,
@@ -114,6 +117,7 @@ class PodGroupSync:
         return (
             scheduler in self.scheduler_names
             and not annotations_of(pod).get(C.KUBE_GROUP_NAME_ANNOTATION)
+            and not pod_group_name(pod)
             and not is_being_deleted(pod)
             and not self.implicit(pod)
         )
@@ -357,3 +361,9 @@ class PodGroupSync:
 
     def _warn(self, pod: Mapping[str, Any], reason: str, message: str) -> None:
         self.recorder.event(pod, WARNING, reason, message, resource=R.PODS)
+
+    def warn_owner(self, owner: Mapping[str, Any], kind: str, reason: str, message: str) -> None:
+        """A Warning Event on a ReplicaSet or StatefulSet (``kind``)."""
+        log.warning("%s %s/%s: %s", kind, namespace_of(owner), name_of(owner), message)
+        resource = R.STATEFULSETS if kind == "StatefulSet" else R.REPLICASETS
+        self.recorder.event(owner, WARNING, reason, message, resource=resource)

@@ -37,6 +37,7 @@ from volcano_py.api.meta import (
     namespace_of,
     uid_of,
 )
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.controllers.podgroup.interfaces import (
     CONTROLLER_UID_INDEX,
     POD,
@@ -46,6 +47,9 @@ from volcano_py.controllers.podgroup.interfaces import (
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 
 log = logging.getLogger(__name__)
+
+
+GANG_ANNOTATION_IGNORED = "GangAnnotationIgnored"
 
 
 def replicas_of(workload: Mapping[str, Any]) -> int:
@@ -83,6 +87,16 @@ def sync_workload(sync: PodGroupSync, kind: str, key: str) -> None:
     if not candidates:
         return
     template = candidates[0]
+    native = pod_group_name(template)
+    if native:
+        # one gang object per pod: Kubernetes' own PodGroup is theirs (api/native_groups.py)
+        if annotations_of(workload).get(C.VOLCANO_GROUP_MIN_MEMBER_ANNOTATION):
+            message = (
+                f"{C.VOLCANO_GROUP_MIN_MEMBER_ANNOTATION} is not used: the pods belong to the "
+                f"PodGroup {native} (spec.schedulingGroup), whose gang.minCount is their gang"
+            )
+            sync.warn_owner(workload, kind, GANG_ANNOTATION_IGNORED, message)
+        return
     current = annotations_of(template).get(C.KUBE_GROUP_NAME_ANNOTATION)
     if current and current != group:
         log.debug("%s %s: pods already belong to PodGroup %s; skipped", kind, key, current)

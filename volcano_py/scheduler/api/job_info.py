@@ -77,7 +77,10 @@ class JobInfo:
         self.queue: str = spec.get("queue") or "default"
         self.phase: str = (podgroup.get("status") or {}).get("phase") or PodGroupPhase.PENDING
         self.tasks: dict[str, TaskInfo] = {}
-        self.priority = 0
+        # the highest of its tasks' priorities, and a native PodGroup's own ``spec.priority``
+        # (``api/native_groups.py``; a Volcano PodGroup has no such field)
+        own = spec.get("priority")
+        self.priority = own if isinstance(own, int) and not isinstance(own, bool) else 0
         self.invalid = ""
         self.topology_error = ""
         self.topology_warning = ""

@@ -23,6 +23,7 @@ import orjson
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import KUBE_GROUP_NAME_ANNOTATION
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.api.resources import PODS
 from volcano_py.kube.memo import GenerationMemo
 from volcano_py.kube.transforms import CacheReads
@@ -227,7 +228,10 @@ class TaskInfo:
         self.namespace: str = meta.get("namespace", "")
         self.name: str = meta.get("name", "")
         self.key = f"{self.namespace}/{self.name}"
-        group = (meta.get("annotations") or {}).get(KUBE_GROUP_NAME_ANNOTATION)
+        # a native PodGroup (``spec.schedulingGroup``) wins over the group-name annotation
+        group = pod_group_name(pod) or (meta.get("annotations") or {}).get(
+            KUBE_GROUP_NAME_ANNOTATION
+        )
         self.job = f"{self.namespace}/{group}" if group else ""
         # non_zero: (milli-cpu, memory) as kube-scheduler's resource scores count them
         self.resreq, self.template, self.host_ports, self.non_zero = request_and_template(pod)
@@ -290,6 +294,7 @@ POD_READS = CacheReads(
         "spec.initContainers[].ports",
         "spec.initContainers[].restartPolicy",
         "spec.schedulingGates",
+        "spec.schedulingGroup.podGroupName",
         "spec.volumes[].name",
         "spec.volumes[].persistentVolumeClaim.claimName",
         "status.phase",

@@ -147,6 +147,11 @@ class JobStore:
         if key in self.implicit:
             self._podgroups[key] = pg
 
+    def keep_status(self, key: str, pg: JSON) -> None:
+        """A job's new view, kept as it is (no version bump; a native group's own status)."""
+        if key in self._podgroups:
+            self._podgroups[key] = pg
+
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
         return self._podgroups.get(key)

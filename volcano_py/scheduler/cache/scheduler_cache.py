@@ -31,6 +31,10 @@ Contract:
   change or an event they wait for happens, so thousands of waiting gangs do not cost every
   cycle. The cache only *reports* events (``ClusterEvent``); which events can un-park a job
   is declared beside the check that failed (``api/wake_hints.py``).
+- **Native groups** (``api/native_groups.py``): a ``scheduling.k8s.io`` PodGroup is kept as
+  it came (``native_podgroup``) and, for the jobs, as its Volcano-shaped view with the
+  scheduler's own status (``keep_native_status``). A Volcano PodGroup of the same
+  namespace/name wins: the native one waits behind it and comes back when it is deleted.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 
@@ -52,8 +56,10 @@ from functools import partial
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
+from volcano_py.api.native_groups import as_native, is_native, is_native_view, volcano_view
 from volcano_py.api.resources import (
     HYPERNODES,
+    NATIVE_PODGROUPS,
     NODES,
     PERSISTENTVOLUMECLAIMS,
     PERSISTENTVOLUMES,
@@ -128,13 +134,20 @@ class SchedulerCache:
         self._tasks: dict[str, TaskInfo] = {}
         self._assumed: dict[str, str] = {}
         self._queues: dict[str, JSON] = {}
+        self._native: dict[str, JSON] = {}  # native PodGroups as they came, by key
+        self._shadowed: dict[str, JSON] = {}  # native ones behind a Volcano one of their name
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
 
     # -- informer wiring --------------------------------------------------------------------
 
-    def attach(self, informers: SharedInformerFactory) -> list[HandlerRegistration]:
-        """Register handlers on a ``SharedInformerFactory``; returns the registrations."""
+    def attach(
+        self, informers: SharedInformerFactory, *, native: bool = False
+    ) -> list[HandlerRegistration]:
+        """Register handlers on a ``SharedInformerFactory``; returns the registrations.
+
+        ``native``: the API server serves ``scheduling.k8s.io/v1beta1`` PodGroups (read them).
+        """
         wiring: list[tuple[APIResource, _Handler, _Handler]] = [
             (NODES, self.update_node, self.delete_node),
             (PODS, self.update_pod, self.delete_pod),
@@ -142,6 +155,10 @@ class SchedulerCache:
             (HYPERNODES, self.update_hypernode, self.delete_hypernode),
             (QUEUES, self.update_queue, self.delete_queue),
         ]
+        if native:
+            wiring.append(
+                (NATIVE_PODGROUPS, self.update_native_podgroup, self.delete_native_podgroup)
+            )
         for resource, kind in (
             (PERSISTENTVOLUMECLAIMS, CLAIM),
             (PERSISTENTVOLUMES, VOLUME),
@@ -357,24 +374,57 @@ class SchedulerCache:
     # -- podgroups ----------------------------------------------------------------------------
 
     def update_podgroup(self, pg: JSON) -> None:
-        """A PodGroup was added or changed (status-only changes do not wake the loop)."""
+        """A PodGroup was added or changed (status-only changes do not wake the loop).
+
+        A native one (``scheduling.k8s.io``) is kept and its Volcano-shaped view is the job's;
+        while a Volcano PodGroup of the same name exists, the native one waits behind it.
+        """
         key = object_key(pg)
         with self._lock:
-            old = self.jobs.update_podgroup(key, pg)
-            self._parked.discard(key)
-            respec = old is not None and old.get("spec") != pg.get("spec")
-            if respec:
-                self._parked.event(ClusterEvent.PODGROUP_SPEC_CHANGED)
+            if is_native(pg):
+                held = self.jobs.podgroup(key)
+                if held is not None and not is_native_view(held):
+                    log.info("podgroup %s: a Volcano PodGroup of that name wins", key)
+                    self._shadowed[key] = pg
+                    return
+                self._native[key] = pg
+                pg = volcano_view(pg, (held or {}).get("status"))
+            elif key in self._native:
+                self._shadowed[key] = self._native.pop(key)
+            self._put_podgroup(key, pg)
+
+    def update_native_podgroup(self, pg: JSON) -> None:
+        """A ``scheduling.k8s.io`` PodGroup from its informer (a listed item has no kind)."""
+        self.update_podgroup(as_native(pg))
+
+    def delete_native_podgroup(self, pg: JSON) -> None:
+        """A ``scheduling.k8s.io`` PodGroup was deleted."""
+        self.delete_podgroup(as_native(pg))
+
+    def _put_podgroup(self, key: str, pg: JSON) -> None:
+        old = self.jobs.update_podgroup(key, pg)
+        self._parked.discard(key)
+        respec = old is not None and old.get("spec") != pg.get("spec")
+        if respec:
+            self._parked.event(ClusterEvent.PODGROUP_SPEC_CHANGED)
         if old is None or respec:
             self.changed.set()
 
     def delete_podgroup(self, pg: JSON) -> None:
-        """A PodGroup was deleted."""
+        """A PodGroup was deleted (a native one behind a Volcano one of its name comes back)."""
         key = object_key(pg)
         with self._lock:
+            if is_native(pg) and key not in self._native:
+                self._shadowed.pop(key, None)
+                return  # it waited behind a Volcano PodGroup, which stays
+            self._native.pop(key, None)
             self.jobs.remove_podgroup(key)
             self._parked.discard(key)
             self._parked.event(ClusterEvent.PODGROUP_DELETED)
+            behind = None if is_native(pg) else self._shadowed.pop(key, None)
+            if behind is not None:
+                self._native[key] = behind
+                self._put_podgroup(key, volcano_view(behind))
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""
@@ -395,6 +445,18 @@ class SchedulerCache:
         """An implicit job's new status, kept here instead of written (no version bump)."""
         with self._lock:
             self.jobs.keep_implicit_status(object_key(pg), pg)
+
+    def native_podgroup(self, key: str) -> JSON | None:
+        """The cached native PodGroup behind the job ``key`` (None for a Volcano one)."""
+        with self._lock:
+            return self._native.get(key)
+
+    def keep_native_status(self, view: JSON) -> None:
+        """A native group's new Volcano status, kept here (its object has no such fields)."""
+        with self._lock:
+            key = object_key(view)
+            if key in self._native:
+                self.jobs.keep_status(key, view)
 
     def _forget_implicit(self, job: str) -> None:
         """Drop an implicit job whose pod left it (deleted, or joined a real group)."""

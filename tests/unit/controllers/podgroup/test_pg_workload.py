@@ -174,3 +174,15 @@ def test_replicaset_gang_is_its_replicas_capped_by_min_member(replicas: int, exp
     body = h.client.calls[0].body
     assert body["spec"]["minMember"] == expected
     assert body["spec"]["minResources"]["cpu"] == str(expected)
+
+
+def test_a_workload_whose_pods_name_a_native_podgroup_gets_no_volcano_podgroup_and_a_warning() -> (
+    None
+):
+    owner = rs(2)
+    native = {"schedulingGroup": {"podGroupName": "kube-gang"}}
+    h = harness(pods=(pod("web-1", owner=owner, spec=native),), replicasets=(owner,))
+    sync_workload(h.sync, "ReplicaSet", "ns/web")
+    assert h.client.calls == []  # one gang object per pod: the native one
+    assert [(e[0], e[1]) for e in h.recorder.events] == [("Warning", "GangAnnotationIgnored")]
+    assert "kube-gang" in h.recorder.events[0][2]

@@ -1,0 +1,168 @@
+"""Kubernetes' own gang objects (``scheduling.k8s.io/v1beta1`` PodGroup) as Volcano PodGroups.
+
+Kubernetes v1.37 serves, behind the ``GenericWorkload`` gate, a ``PodGroup`` that a pod joins
+with ``spec.schedulingGroup.podGroupName`` (the Job controller makes one per Job with
+``spec.scheduling`` when ``WorkloadWithJob`` is on). The scheduler reads such a group through
+the same ``JobInfo`` as a Volcano PodGroup: ``volcano_view`` turns it into the Volcano-shaped
+dict the cache keeps for the job, so the gang, enqueue, allocate and topology machinery need
+not know where a job came from. The mapping:
+
+- ``schedulingPolicy.gang.minCount`` is ``minMember``; ``basic`` (or no policy) is a gang of
+  one, scheduled pod by pod.
+- ``schedulingConstraints.topology[0].key`` (a node label) becomes a hard
+  ``networkTopology`` whose ``highestTierName`` is that key: a HyperNode tier named by the key
+  (label discovery names each tier by the label that made it; a hand-made tree says so in its
+  HyperNodes' ``spec.tierName``). The ``volcano.sh/network-topology-mode: soft`` annotation on
+  the native PodGroup asks for soft mode; the key always wins over a tier annotation.
+- ``scheduling.volcano.sh/queue-name`` (annotation) is the queue; ``priorityClassName`` and
+  ``priority`` are kept.
+- The view's ``status`` is the scheduler's own (phase and conditions), kept in the cache: the
+  native object's status has only ``conditions``, written by ``initially_scheduled``.
+
+Pure: no I/O, never raises on a malformed object (the view carries what can be read; a bad
+``minCount`` is passed on for ``JobInfo`` to refuse, naming the field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.api import JSON
+from volcano_py.api.constants import (
+    NETWORK_TOPOLOGY_MODE_ANNOTATION,
+    QUEUE_NAME_ANNOTATION,
+    NetworkTopologyMode,
+)
+
+NATIVE_GROUP = "scheduling.k8s.io"
+NATIVE_VERSION = "v1beta1"
+NATIVE_API_VERSION = f"{NATIVE_GROUP}/{NATIVE_VERSION}"
+NATIVE_KIND = "PodGroup"
+# kube-scheduler's condition on the native PodGroup and its reasons
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+REASON_SCHEDULED = "Scheduled"
+# marks the cache's Volcano-shaped view of a native PodGroup (never written anywhere)
+NATIVE_VIEW_ANNOTATION = "volcano-py.io/native-podgroup"
+
+
+def is_native(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is a ``scheduling.k8s.io`` PodGroup (not a Volcano one)."""
+    return obj.get("apiVersion") == NATIVE_API_VERSION and obj.get("kind") == NATIVE_KIND
+
+
+def as_native(obj: JSON) -> JSON:
+    """``obj`` from the native PodGroups' informer, with its apiVersion and kind set.
+
+    The items of a LIST carry neither (a watch event's object does), and the cache and the
+    writer tell the two kinds called PodGroup apart by them.
+    """
+    if is_native(obj):
+        return obj
+    return dict(obj, apiVersion=NATIVE_API_VERSION, kind=NATIVE_KIND)
+
+
+def is_native_view(pg: Mapping[str, Any]) -> bool:
+    """Whether a cached PodGroup is the view of a native one (``volcano_view``)."""
+    annotations = (pg.get("metadata") or {}).get("annotations") or {}
+    return NATIVE_VIEW_ANNOTATION in annotations
+
+
+def pod_group_name(pod: Mapping[str, Any]) -> str:
+    """The native PodGroup a pod names in ``spec.schedulingGroup.podGroupName`` ("" if none)."""
+    group = (pod.get("spec") or {}).get("schedulingGroup")
+    if not isinstance(group, Mapping):
+        return ""
+    name = group.get("podGroupName")
+    return name if isinstance(name, str) else ""
+
+
+def topology_key(native: Mapping[str, Any]) -> str:
+    """The node label of ``schedulingConstraints.topology[0].key`` ("" when none)."""
+    constraints = (native.get("spec") or {}).get("schedulingConstraints") or {}
+    topology = constraints.get("topology") if isinstance(constraints, Mapping) else None
+    if not isinstance(topology, list) or not topology or not isinstance(topology[0], Mapping):
+        return ""
+    key = topology[0].get("key")
+    return key if isinstance(key, str) else ""
+
+
+def min_member(native: Mapping[str, Any]) -> Any:
+    """``gang.minCount`` (passed on as found, for ``JobInfo`` to check); 1 for ``basic``."""
+    policy = (native.get("spec") or {}).get("schedulingPolicy") or {}
+    gang = policy.get("gang") if isinstance(policy, Mapping) else None
+    if isinstance(gang, Mapping):
+        return gang.get("minCount", 1)
+    return 1
+
+
+def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
+    """The Volcano-shaped PodGroup the cache keeps for ``native`` (module doc).
+
+    ``status``: the scheduler's own status kept from the last cycle (Pending when None).
+    """
+    meta = native.get("metadata") or {}
+    spec = native.get("spec") or {}
+    annotations = dict(meta.get("annotations") or {})
+    annotations[NATIVE_VIEW_ANNOTATION] = "true"
+    out_spec: JSON = {"minMember": min_member(native)}
+    queue = annotations.get(QUEUE_NAME_ANNOTATION)
+    if queue:
+        out_spec["queue"] = queue
+    for field in ("priorityClassName", "priority"):
+        if spec.get(field) is not None:
+            out_spec[field] = spec[field]
+    key = topology_key(native)
+    if key:
+        soft = annotations.get(NETWORK_TOPOLOGY_MODE_ANNOTATION) == NetworkTopologyMode.SOFT
+        mode = NetworkTopologyMode.SOFT if soft else NetworkTopologyMode.HARD
+        out_spec["networkTopology"] = {"mode": str(mode), "highestTierName": key}
+    metadata = {
+        k: meta[k]
+        for k in ("name", "namespace", "uid", "creationTimestamp", "resourceVersion", "labels")
+        if k in meta
+    }
+    metadata["annotations"] = annotations
+    return {
+        "apiVersion": NATIVE_API_VERSION,
+        "kind": NATIVE_KIND,
+        "metadata": metadata,
+        "spec": out_spec,
+        "status": status if status is not None else {"phase": "Pending"},
+    }
+
+
+def initially_scheduled(
+    native: Mapping[str, Any], scheduled: bool, reason: str, message: str, now: str
+) -> JSON | None:
+    """``native`` with its ``PodGroupInitiallyScheduled`` condition set; None when unchanged.
+
+    Once ``True`` the condition stays (kube-scheduler sets it once, when the group is first
+    placed); ``lastTransitionTime`` moves only when the status flips.
+    """
+    status = native.get("status") or {}
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    old = next((c for c in conditions if c.get("type") == INITIALLY_SCHEDULED), None)
+    if old is not None and old.get("status") == "True":
+        return None
+    value = "True" if scheduled else "False"
+    if (
+        old is not None
+        and old.get("status") == value
+        and old.get("reason") == reason
+        and old.get("message") == message
+    ):
+        return None
+    since = old.get("lastTransitionTime") if old and old.get("status") == value else now
+    condition = {
+        "type": INITIALLY_SCHEDULED,
+        "status": value,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": since or now,
+        "observedGeneration": (native.get("metadata") or {}).get("generation", 0),
+    }
+    rest = [c for c in conditions if c.get("type") != INITIALLY_SCHEDULED]
+    return dict(native, status=dict(status, conditions=[*rest, condition]))
