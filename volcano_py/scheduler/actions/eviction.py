@@ -335,6 +335,7 @@ def evict_for_jobs(
         and ssn.job_fit[job.key].reason not in NO_ROOM_HELPS
         and job.phase != PodGroupPhase.PENDING  # not admitted: never evicts (Volcano)
         and job.pending_tasks()
+        and ssn.job_starving(job)
         and job.key not in ssn.nominations
         and ssn.job_valid(job) is None
         and not waiting_for_releases(ssn, job)

@@ -51,6 +51,7 @@ class _Points:
     job_order: dict[str, JobOrderFn] = field(default_factory=dict)
     job_valid: dict[str, JobValidFn] = field(default_factory=dict)
     job_ready: dict[str, JobReadyFn] = field(default_factory=dict)
+    job_starving: dict[str, JobReadyFn] = field(default_factory=dict)
     predicate: dict[str, PredicateFn] = field(default_factory=dict)
     node_order: dict[str, NodeOrderFn] = field(default_factory=dict)
     batch_node_order: dict[str, BatchNodeOrderFn] = field(default_factory=dict)
@@ -114,6 +115,11 @@ class ExtensionPoints:
         """Register a job readiness check (gang)."""
         if self._enabled(name, "job_ready"):
             self._points.job_ready[name] = fn
+
+    def add_job_starving_fn(self, name: str, fn: JobReadyFn) -> None:
+        """Register a check that a job still asks for more (preempt/reclaim act for it)."""
+        if self._enabled(name, "job_starving"):
+            self._points.job_starving[name] = fn
 
     def add_predicate_fn(self, name: str, fn: PredicateFn) -> None:
         """Register a node filter returning a reason when the task does not fit."""
@@ -336,6 +342,20 @@ class ExtensionPoints:
     def job_ready(self, job: JobInfo) -> bool:
         """Every readiness check passes."""
         return all(fn(job) for fn in self._points.job_ready.values())
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """Whether ``job`` still asks for more, so that preempt/reclaim evict for it.
+
+        Volcano's tiered check: the first tier with a starving function decides, and every
+        function of it must agree (gang: fewer than minMember ready; priority: fewer than all
+        tasks). With no such function in any tier, every job with pending tasks asks.
+        """
+        fns = self._points.job_starving
+        for tier in self._tiers:
+            votes = [fns[o.name] for o in tier if o.name in fns]
+            if votes:
+                return all(fn(job) for fn in votes)
+        return all(fn(job) for fn in fns.values())
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> str | None:
         """None when the task fits the node, else the first plugin's reason."""

@@ -51,6 +51,7 @@ class GangPlugin:
         for reason in JOB_VALID_REASONS:
             ssn.wake_hints.declare(reason, NO_EVENTS)
         ssn.add_job_ready_fn(self.name, JobInfo.is_ready)
+        ssn.add_job_starving_fn(self.name, below_min_member)
         ssn.add_job_order_fn(self.name, job_order)
 
         def victims(_preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
@@ -122,6 +123,11 @@ def _roles_short_of_valid_pods(job: JobInfo) -> str:
         for role, wanted in sorted(job.min_task_member.items())
         if valid.get(role, 0) < wanted
     )
+
+
+def below_min_member(job: JobInfo) -> bool:
+    """Starving for preemption: fewer than minMember tasks ready (minTaskMember aside)."""
+    return job.ready_task_num() < job.min_member
 
 
 def job_order(left: JobInfo, right: JobInfo) -> int:

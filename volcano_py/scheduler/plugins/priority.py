@@ -25,6 +25,7 @@ class PriorityPlugin:
     def on_session_open(self, ssn: Session) -> None:
         """Register the job order function."""
         ssn.add_job_order_fn(self.name, job_order)
+        ssn.add_job_starving_fn(self.name, lambda job: job.ready_task_num() < len(job.tasks))
 
         def victims(preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
             return lower_priority(ssn.jobs, preemptor, candidates)
