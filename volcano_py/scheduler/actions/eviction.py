@@ -13,7 +13,8 @@ unusable volume claims):
   the API server refused lately) of every job touching the domain go through the plugins'
   victim functions (``Session.preemptable`` / ``reclaimable``: gang, priority, conformance,
   proportion/capacity). A victim job offers its permitted surplus pods inside the domain one
-  by one, and — when the whole gang is permitted — the whole gang as one bundle.
+  by one (a ``minTaskMember`` role keeps its count), and — when the whole gang is
+  permitted — the whole gang as one bundle.
 - **Cost.** Per domain the bundles are taken fewest-pods first (those freeing most of the
   job's need inside the domain per evicted pod, then the lowest priority, then the smallest)
   until the job fits (a trial placement in a discarded Statement, run only once the freed
@@ -56,7 +57,7 @@ from volcano_py.scheduler.actions.eviction_domains import (
 from volcano_py.scheduler.actions.placement import place_tasks
 from volcano_py.scheduler.actions.scheduling_gates import SCHEDULING_GATED_REASON
 from volcano_py.scheduler.actions.volume_claims import VOLUME_CLAIMS_REASON
-from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.job_info import JobInfo, task_role
 from volcano_py.scheduler.api.resource import Resource
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 from volcano_py.scheduler.framework.interface import Eviction, JobFit
@@ -138,12 +139,16 @@ class EvictionPlanner:
             victim_job = ssn.jobs[uid]
             ready = [t for t in victim_job.tasks.values() if t.status in READY]
             surplus = len(ready) - victim_job.min_member
+            roles = victim_job.role_surplus()  # a role at its minTaskMember keeps its pods
             for task in sorted((t for t in in_domain if t.job == uid), key=lambda t: t.key):
                 if surplus <= 0:
                     break
-                if task.key in permitted:
+                role = task_role(task)
+                if task.key in permitted and roles.get(role, 1) > 0:
                     bundles.append([task])
                     surplus -= 1
+                    if role in roles:
+                        roles[role] -= 1
             whole = ready and all(t.key in permitted for t in ready)
             if whole and not any(t.key in ssn.unevictable or self._protected(t) for t in ready):
                 bundles.append(sorted(ready, key=lambda t: t.key))

@@ -220,6 +220,18 @@ class JobInfo:
         As Volcano, skipped when ``minMember`` is below the sum of the counts. A task's role is
         its pod's ``volcano.sh/task-spec`` annotation (or label).
         """
+        surplus = self.role_surplus()
+        return {
+            role: (self.min_task_member[role] + spare, self.min_task_member[role])
+            for role, spare in sorted(surplus.items())
+            if spare < 0
+        }
+
+    def role_surplus(self) -> dict[str, int]:
+        """Per ``minTaskMember`` role, ready pods beyond its count (negative: short).
+
+        Empty when ``minMember`` is below the sum of the counts (Volcano skips the roles then).
+        """
         if self.min_member < sum(self.min_task_member.values()):
             return {}
         ready: dict[str, int] = {}
@@ -227,11 +239,7 @@ class JobInfo:
             if task.status in READY:
                 role = task_role(task)
                 ready[role] = ready.get(role, 0) + 1
-        return {
-            role: (ready.get(role, 0), wanted)
-            for role, wanted in sorted(self.min_task_member.items())
-            if ready.get(role, 0) < wanted
-        }
+        return {role: ready.get(role, 0) - wanted for role, wanted in self.min_task_member.items()}
 
     def sub_groups_short(self, *, ready: bool) -> dict[str, tuple[int, int]]:
         """Policies with fewer than ``minSubGroups`` SubJobs (ready ones when ``ready``)."""
