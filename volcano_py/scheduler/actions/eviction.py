@@ -133,13 +133,17 @@ class EvictionPlanner:
                 for t in ssn.jobs[uid].tasks.values()
                 if t.status in READY and t.key not in inside and t.node_name
             ]
+        # a role's spare pods first: a victim function that permits only the first few of a job
+        # (capacity, proportion: down to the queue's share) then permits pods that can go
+        spare = {uid: ssn.jobs[uid].role_surplus() for uid in jobs}
+        offered.sort(key=lambda t: spare[t.job].get(task_role(t), 1) <= 0)
         permitted = {t.key for t in self.victim_fn(self.preemptor, offered)}
         bundles: list[list[TaskInfo]] = []
         for uid in jobs:
             victim_job = ssn.jobs[uid]
             ready = [t for t in victim_job.tasks.values() if t.status in READY]
             surplus = len(ready) - victim_job.min_member
-            roles = victim_job.role_surplus()  # a role at its minTaskMember keeps its pods
+            roles = spare[uid]  # a role at its minTaskMember keeps its pods
             for task in sorted((t for t in in_domain if t.job == uid), key=lambda t: t.key):
                 if surplus <= 0:
                     break
