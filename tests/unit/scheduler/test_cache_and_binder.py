@@ -331,3 +331,47 @@ def test_pod_conditions_are_written_off_the_cycle_and_coalesced_per_pod() -> Non
         writer.close()
     # one thread, blocked on p0 until the gate opens: p2's first condition was still unsent
     assert patched == [("p0", "first"), ("p1", "first"), ("p2", "newer")]
+
+
+def test_podgroup_status_is_a_merge_patch_of_status_and_the_schedulers_annotations() -> None:
+    from volcano_py.api.constants import (
+        JOB_ALLOCATED_HYPERNODE_ANNOTATION,
+        NOMINATED_HYPERNODE_ANNOTATION,
+    )
+    from volcano_py.scheduler.writer import KubeWriter
+
+    calls: list[tuple[str, str, str, object, str]] = []
+
+    class RecordingClient:
+        def patch(self, resource, name, body, namespace, *, patch_type="merge", **kw):  # type: ignore[no-untyped-def]
+            calls.append((resource.plural, name, namespace, body, patch_type))
+            return {}
+
+        def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise AssertionError("a Volcano PodGroup's status is never PUT whole")
+
+    pg = podgroup("job", 2, phase="Running")
+    pg["metadata"].update(
+        uid="u-1",
+        resourceVersion="7",
+        annotations={JOB_ALLOCATED_HYPERNODE_ANNOTATION: "rack-1", "owner/note": "theirs"},
+    )
+    pg["spec"]["minMember"] = 99  # a stale spec is not written back
+    writer = KubeWriter(RecordingClient(), None, workers=1)  # type: ignore[arg-type]
+    try:
+        writer.update_podgroup(pg)
+        assert writer.statuses.flush(30)
+    finally:
+        writer.close()
+    [(plural, name, namespace, body, patch_type)] = calls
+    assert (plural, name, namespace, patch_type) == ("podgroups", "job", "default", "merge")
+    assert body == {
+        "metadata": {
+            "uid": "u-1",
+            "annotations": {
+                JOB_ALLOCATED_HYPERNODE_ANNOTATION: "rack-1",
+                NOMINATED_HYPERNODE_ANNOTATION: None,  # dropped when served
+            },
+        },
+        "status": pg["status"],
+    }
