@@ -35,9 +35,19 @@ WAKE_ON = (
 )
 
 
-def free_slots(nodes: Iterable[NodeInfo]) -> int:
-    """Pods the nodes can still take, by their ``pods`` allocatable."""
-    return sum(max(0, node.max_tasks - node.pods) for node in nodes)
+def has_slots(nodes: Iterable[NodeInfo], need: int) -> bool:
+    """Whether the nodes can still take ``need`` pods, by their ``pods`` allocatable.
+
+    Stops at the first nodes that are enough: a job that fits, the usual case, is checked
+    at the cost of a node or two, not of the cluster.
+    """
+    free = 0
+    for node in nodes:
+        if node.max_tasks > node.pods:
+            free += node.max_tasks - node.pods
+            if free >= need:
+                return True
+    return False
 
 
 def _allocatable(nodes: Iterable[NodeInfo]) -> int:
@@ -55,7 +65,7 @@ def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
     if need <= 0:
         return None
     text = ""
-    if free_slots(ssn.nodes.values()) < need:
+    if not has_slots(ssn.nodes.values(), need):
         nodes = ssn.nodes.values()
         text = (
             f"the cluster's {len(ssn.nodes)} nodes have fewer free pod slots "
@@ -69,7 +79,7 @@ def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
             if hard and tier <= highest
             for name in ssn.hypernodes_by_tier.get(tier, ())
         ]
-        if names and max(free_slots(ssn.nodes_in(name)) for name in names) < need:
+        if names and not any(has_slots(ssn.nodes_in(name), need) for name in names):
             most = max(_allocatable(ssn.nodes_in(name)) for name in names)
             text = (
                 f"no HyperNode of tier <= {highest} has as many free pod slots "
