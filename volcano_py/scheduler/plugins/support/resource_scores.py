@@ -21,58 +21,81 @@ from __future__ import annotations
 import math
 
 from volcano_py.scheduler.api.node_info import NodeInfo
-from volcano_py.scheduler.api.resource import CPU, MEMORY
 from volcano_py.scheduler.api.task_info import TaskInfo
 
 MAX_NODE_SCORE = 100
 LEAST_ALLOCATED_WEIGHT = 50  # Volcano's cpu and memory weights for LeastAllocated
-BALANCED_RESOURCES = (CPU, MEMORY, "nvidia.com/gpu")
+GPU = "nvidia.com/gpu"
 
 
 def least_allocated(task: TaskInfo, node: NodeInfo) -> int:
     """kube-scheduler's LeastAllocated score of ``node`` for ``task`` (0-100)."""
     total = weights = 0
     used_cpu, used_memory = node.non_zero_used
-    for capacity, requested in (
-        (node.allocatable.milli_cpu, used_cpu + task.non_zero[0]),
-        (node.allocatable.memory, used_memory + task.non_zero[1]),
-    ):
-        if capacity == 0:
-            continue
+    asked_cpu, asked_memory = task.non_zero
+    allocatable = node.allocatable
+    capacity = allocatable.milli_cpu
+    if capacity != 0:
         weights += LEAST_ALLOCATED_WEIGHT
+        requested = used_cpu + asked_cpu
+        if requested <= capacity:
+            total += (capacity - requested) * MAX_NODE_SCORE // capacity * LEAST_ALLOCATED_WEIGHT
+    capacity = allocatable.memory
+    if capacity != 0:
+        weights += LEAST_ALLOCATED_WEIGHT
+        requested = used_memory + asked_memory
         if requested <= capacity:
             total += (capacity - requested) * MAX_NODE_SCORE // capacity * LEAST_ALLOCATED_WEIGHT
     return total // weights if weights else 0
 
 
 def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
-    """kube-scheduler's BalancedAllocation score of ``node`` for ``task`` (0 or 50-100)."""
+    """kube-scheduler's BalancedAllocation score of ``node`` for ``task`` (0 or 50-100).
+
+    Runs for every feasible node of every pod placed whose score is not cached, so the
+    resources are read directly (cpu, memory, then gpu when asked) and the usual two or
+    three fractions are kept in locals, not lists.
+    """
+    request = task.resreq
+    asked_cpu, asked_memory = request.milli_cpu, request.memory
+    asked_gpu = request.scalars.get(GPU, 0) if request.scalars else 0
+    if asked_cpu <= 0 and asked_memory <= 0 and asked_gpu <= 0:
+        return 0
+    allocatable, used = node.allocatable, node.used
     with_pod: list[float] = []
     without: list[float] = []
-    asked = False
-    for name in BALANCED_RESOURCES:
-        request = task.resreq.get(name)
-        asked = asked or request > 0
-        if name not in (CPU, MEMORY) and request == 0:
-            continue
-        capacity = node.allocatable.get(name)
-        if capacity == 0:
-            continue
-        used = node.used.get(name)
-        with_pod.append(min(1.0, (used + request) / capacity))
-        without.append(min(1.0, used / capacity))
-    if not asked:
-        return 0
+    capacity = allocatable.milli_cpu
+    if capacity != 0:
+        with_pod.append(_capped((used.milli_cpu + asked_cpu) / capacity))
+        without.append(_capped(used.milli_cpu / capacity))
+    capacity = allocatable.memory
+    if capacity != 0:
+        with_pod.append(_capped((used.memory + asked_memory) / capacity))
+        without.append(_capped(used.memory / capacity))
+    if asked_gpu != 0:
+        capacity = allocatable.scalars.get(GPU, 0)
+        if capacity != 0:
+            in_use = used.scalars.get(GPU, 0)
+            with_pod.append(_capped((in_use + asked_gpu) / capacity))
+            without.append(_capped(in_use / capacity))
     change = _balance(with_pod) - _balance(without)
     return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + change) // 2
 
 
+def _capped(fraction: float) -> float:
+    """A usage fraction, at most 1."""
+    return fraction if fraction < 1.0 else 1.0
+
+
 def _balance(fractions: list[float]) -> int:
-    """``int((1 - std) * 100)`` of the usage fractions."""
-    std = 0.0
-    if len(fractions) == 2:
+    """``int((1 - std) * 100)`` of the usage fractions (population standard deviation)."""
+    count = len(fractions)
+    if count == 2:
         std = abs(fractions[0] - fractions[1]) / 2
-    elif len(fractions) > 2:
-        mean = sum(fractions) / len(fractions)
-        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    elif count == 3:
+        first, second, third = fractions
+        mean = sum(fractions) / 3
+        std = math.sqrt(sum(((first - mean) ** 2, (second - mean) ** 2, (third - mean) ** 2)) / 3)
+    else:
+        std = 0.0
     return int((1 - std) * MAX_NODE_SCORE)
