@@ -88,7 +88,8 @@ class AllocateAction:
         jobs = [
             job
             for job in ssn.jobs.values()
-            if job.phase in SCHEDULABLE_PHASES and (job.pending_tasks() or job.gated_tasks())
+            if job.phase in SCHEDULABLE_PHASES
+            and any(t.status == TaskStatus.PENDING for t in job.tasks.values())  # gated too
         ]
         reserved = nominated_nodes(ssn)
         more: list[JobInfo] = []  # ready flat jobs with pods left: the second round
@@ -171,7 +172,7 @@ def _may_try(ssn: Session, job: JobInfo) -> bool:
     if refused is not None:
         ssn.job_fit[job.key] = refused
         return False
-    if not job.pending_tasks():  # only gated pods of a gang that is already met
+    if not job.has_pending_tasks():  # only gated pods of a gang that is already met
         return False
     unusable = volume_fit(ssn, job)  # declares its own wake-up events
     if unusable is not None:

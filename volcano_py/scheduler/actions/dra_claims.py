@@ -27,6 +27,10 @@ def claim_names(task: TaskInfo) -> list[str]:
 
 def claims_fit(job: JobInfo) -> JobFit | None:
     """The job's condition when one of its pending pods has DRA claims, else None."""
+    # asked of every job before each placement: a job without claims (the usual case) is
+    # told by one pass over its pods, without ordering its pending ones
+    if not any((t.pod.get("spec") or {}).get("resourceClaims") for t in job.tasks.values()):
+        return None
     for task in job.pending_tasks():
         names = claim_names(task)
         if names:

@@ -36,6 +36,8 @@ def claims_in_use(ssn: Session) -> set[str]:
 
 def volume_fit(ssn: Session, job: JobInfo) -> JobFit | None:
     """The job's condition when a pending pod's claims keep it from every node, else None."""
+    if not any(t.claims for t in job.tasks.values()):  # the usual case, without ordering
+        return None
     pending = [t for t in job.pending_tasks() if t.claims]
     if not pending:
         return None

@@ -175,6 +175,10 @@ class JobInfo:
         """Tasks that count towards minMember (allocated, binding, bound, running, done)."""
         return sum(1 for t in self.tasks.values() if t.status in READY)
 
+    def has_pending_tasks(self) -> bool:
+        """Whether ``pending_tasks`` is not empty (without building and sorting it)."""
+        return any(t.status == TaskStatus.PENDING and not t.gated for t in self.tasks.values())
+
     def pending_tasks(self) -> list[TaskInfo]:
         """Pending tasks in Volcano's task order: priority, then creation, then name.
 
