@@ -68,3 +68,14 @@ def test_a_dropped_pods_subtrees_are_never_mistaken_for_a_new_pods() -> None:
         task = TaskInfo(copy.deepcopy(pod(f"p{i}", cpu, gpu=str(i % 3) if i % 2 else None)))
         assert_fresh(task)
         del task
+
+
+def test_task_clone_copies_every_slot() -> None:
+    """``TaskInfo.clone`` names its slots one by one: a slot added and not copied fails here."""
+    task = TaskInfo(pod("a", "1"))
+    marks = {slot: object() for slot in TaskInfo.__slots__}
+    for slot, mark in marks.items():
+        setattr(task, slot, mark)
+    copied = task.clone()
+    assert copied is not task
+    assert {slot: getattr(copied, slot) for slot in TaskInfo.__slots__} == marks
