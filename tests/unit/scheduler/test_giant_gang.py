@@ -128,6 +128,15 @@ def test_a_job_past_its_budget_goes_behind_the_queue_and_the_rest_is_placed() ->
     assert "free ports" in ssn.job_fit["default/ports"].message
 
 
+def test_a_job_past_its_budget_with_nobody_behind_it_is_tried_once() -> None:
+    """Its turn protects no other job, so it is not discarded to be tried again at once."""
+    objects = [*[node(f"n{i:02d}") for i in range(NODES)], *_port_gang("ports", 20, "x")]
+    ssn = _allocate(Simulator(objects), budget=50)
+    (only,) = ssn.work.turns["default/ports"]
+    assert only > 50 + NODES  # past the budget, in one turn
+    assert "free ports" in ssn.job_fit["default/ports"].message
+
+
 def test_without_a_budget_to_run_past_the_job_is_tried_once() -> None:
     objects = [*[node(f"n{i:02d}") for i in range(NODES)], *_port_gang("ports", 20, "x")]
     ssn = _allocate(Simulator(objects))

@@ -94,20 +94,22 @@ class AllocateAction:
         reserved = nominated_nodes(ssn)
         more: list[JobInfo] = []  # ready flat jobs with pods left: the second round
         over: list[JobInfo] = []  # jobs that ran out of placement budget: tried last
-        for job in queue_ordered(ssn, jobs):
+        # a turn is bounded to protect the jobs behind it: the last one tried, with no second
+        # round and no job past its budget waiting, would only be tried again at once
+        for left, job in enumerate(queue_ordered(ssn, jobs), start=1 - len(jobs)):
             if not _may_try(ssn, job):
                 continue
-            ssn.work.begin(job.key)
+            ssn.work.begin(job.key, bounded=bool(left or more or over))
             if _place(ssn, job, _others(reserved, job), until_ready=True):
                 more.append(job)
             if ssn.work.end():
                 over.append(job)
-        for job in queue_ordered(ssn, more):
+        for left, job in enumerate(queue_ordered(ssn, more), start=1 - len(more)):
             refused = queue_refusal(ssn, job)  # the first round may have filled the queue
             if refused is not None:
                 ssn.job_fit[job.key] = refused
                 continue
-            ssn.work.begin(job.key)
+            ssn.work.begin(job.key, bounded=bool(left or over))
             allocate_without_topology(ssn, job, _others(reserved, job))
             if ssn.work.end() and job not in over:
                 over.append(job)

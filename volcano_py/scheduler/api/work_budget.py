@@ -11,7 +11,9 @@ the same on a loaded machine and in tests.
 time is in docs/scheduler.md). A job that uses them up
 stops placing (its trial is discarded, as for any gang not ready) and is tried again,
 unbounded, after the rest of the queue: the jobs behind it are placed in the same cycle,
-and a job that needs more work than the budget is still placed. A search already started
+and a job that needs more work than the budget is still placed. The last job of a round,
+with nobody behind it, gets an unbounded turn (it would only be tried again at once). A
+search already started
 finishes its task, so a turn can overshoot by one task's search (at most every node).
 """
 
