@@ -50,6 +50,13 @@ def has_slots(nodes: Iterable[NodeInfo], need: int) -> bool:
     return False
 
 
+def _hypernode_has_slots(ssn: Session, hypernode: str, need: int) -> bool:
+    """``has_slots`` over the HyperNode's real nodes, in any order (no sorted list built)."""
+    nodes = ssn.nodes
+    members = ssn.real_nodes.get(hypernode, ())
+    return has_slots((nodes[n] for n in members if n in nodes), need)
+
+
 def _allocatable(nodes: Iterable[NodeInfo]) -> int:
     return sum(node.max_tasks for node in nodes)
 
@@ -73,13 +80,15 @@ def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
         )
     else:
         hard, highest = job.is_hard_topology_mode()
+        # highest tier first: its HyperNodes are the roomiest, so the search usually ends at
+        # the first (P1: the 8,700 HyperNodes of tiers 1-3 are each too small for its gang)
         names = [
             name
-            for tier in ssn.hypernode_tiers
+            for tier in reversed(ssn.hypernode_tiers)
             if hard and tier <= highest
             for name in ssn.hypernodes_by_tier.get(tier, ())
         ]
-        if names and not any(has_slots(ssn.nodes_in(name), need) for name in names):
+        if names and not any(_hypernode_has_slots(ssn, name, need) for name in names):
             most = max(_allocatable(ssn.nodes_in(name)) for name in names)
             text = (
                 f"no HyperNode of tier <= {highest} has as many free pod slots "
