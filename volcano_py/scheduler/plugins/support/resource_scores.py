@@ -53,8 +53,7 @@ def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
     """kube-scheduler's BalancedAllocation score of ``node`` for ``task`` (0 or 50-100).
 
     Runs for every feasible node of every pod placed whose score is not cached, so the
-    resources are read directly (cpu, memory, then gpu when asked) and the usual two or
-    three fractions are kept in locals, not lists.
+    resources are read directly (cpu, memory, then gpu when asked), not by name.
     """
     request = task.resreq
     asked_cpu, asked_memory = request.milli_cpu, request.memory
@@ -64,27 +63,18 @@ def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
     allocatable, used = node.allocatable, node.used
     with_pod: list[float] = []
     without: list[float] = []
-    capacity = allocatable.milli_cpu
-    if capacity != 0:
-        with_pod.append(_capped((used.milli_cpu + asked_cpu) / capacity))
-        without.append(_capped(used.milli_cpu / capacity))
-    capacity = allocatable.memory
-    if capacity != 0:
-        with_pod.append(_capped((used.memory + asked_memory) / capacity))
-        without.append(_capped(used.memory / capacity))
-    if asked_gpu != 0:
-        capacity = allocatable.scalars.get(GPU, 0)
+    for capacity, in_use, asked in (
+        (allocatable.milli_cpu, used.milli_cpu, asked_cpu),
+        (allocatable.memory, used.memory, asked_memory),
+        (allocatable.scalars.get(GPU, 0) if asked_gpu else 0, used.scalars.get(GPU, 0), asked_gpu),
+    ):
         if capacity != 0:
-            in_use = used.scalars.get(GPU, 0)
-            with_pod.append(_capped((in_use + asked_gpu) / capacity))
-            without.append(_capped(in_use / capacity))
+            fraction = (in_use + asked) / capacity
+            with_pod.append(fraction if fraction < 1.0 else 1.0)
+            fraction = in_use / capacity
+            without.append(fraction if fraction < 1.0 else 1.0)
     change = _balance(with_pod) - _balance(without)
     return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + change) // 2
-
-
-def _capped(fraction: float) -> float:
-    """A usage fraction, at most 1."""
-    return fraction if fraction < 1.0 else 1.0
 
 
 def _balance(fractions: list[float]) -> int:
