@@ -37,8 +37,7 @@ COMPLETED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 def _phase(job: JobInfo, unschedulable: bool) -> str:
     """Volcano's ``getPodGroupPhase``, with placed (allocated, binding) tasks as scheduled.
 
-    ``Unknown``: tasks running while the gang is not ready (below minMember, a role or a
-    sub-group short), whether or not anything was tried for it this cycle. Scheduled
+    ``Unknown``: tasks running while the gang could not be completed this cycle. Scheduled
     (placed, running, done, or terminating on a node): at least minMember → ``Completed``
     when every one of them is done, else ``Running``. Fewer: an ``Inqueue`` job stays so,
     any other goes back to ``Pending`` (enqueue admits it again) — except ``Completed``,
@@ -87,9 +86,7 @@ def podgroup_status(
 ) -> JSON | None:
     """The updated PodGroup, or None when phase, conditions and annotation are unchanged."""
     status = pg.get("status") or {}
-    # unschedulable as Volcano's gang plugin says it at session close: every job not ready,
-    # tried this cycle or not (a running gang that lost a member goes Unknown)
-    phase = _phase(job, not job.is_ready())
+    phase = _phase(job, fit is not None and not job.is_ready())
     conditions = [dict(c) for c in status.get("conditions") or ()]
     changed = phase != status.get("phase")
     if fit is not None and phase not in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
