@@ -4,10 +4,7 @@ Everything a cycle decides is written here (the loop's other writer is ``queue_s
 which writes Queue status through its own client after the cycle).
 
 ``KubeWriter`` binds through the ``pods/binding`` subresource with bounded concurrency,
-writes PodGroup status (``podgroup_status_patch``: Volcano's PodGroup CRD has no status
-subresource, so a JSON merge patch of ``status`` and the two annotations only the scheduler
-sets, without a ``resourceVersion``, so the controllers' spec/annotation PUTs never make it
-conflict: the scheduler is the one writer of those fields),
+updates PodGroups (a whole-object PUT: Volcano's PodGroup CRD has no status subresource),
 sets ``PodScheduled=False`` on pods that could not be placed and records rate-limited
 ``FailedScheduling`` events, and evicts preempt/reclaim victims through the Eviction API
 (``pods/<name>/eviction``, policy/v1: PodDisruptionBudgets are honoured; a 429 means the
@@ -30,10 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from volcano_py.api import JSON
-from volcano_py.api.constants import (
-    JOB_ALLOCATED_HYPERNODE_ANNOTATION,
-    NOMINATED_HYPERNODE_ANNOTATION,
-)
 from volcano_py.api.meta import object_key
 from volcano_py.api.native_groups import is_native
 from volcano_py.api.resources import NATIVE_PODGROUPS, PODGROUPS, PODS
@@ -58,24 +51,6 @@ _EVENTS_PRUNE_MIN = 4096  # throttle entries kept before stale ones are dropped
 # 1.38x and 1.97x the bare endpoint under the same background, goal <= 3x).
 DEFAULT_BIND_WORKERS = 32
 POD_CONDITIONS_QUEUE = "scheduler-pod-condition"
-# The PodGroup annotations the scheduler alone sets (allocate, preempt/reclaim).
-SCHEDULER_ANNOTATIONS = (JOB_ALLOCATED_HYPERNODE_ANNOTATION, NOMINATED_HYPERNODE_ANNOTATION)
-
-
-def podgroup_status_patch(pg: JSON) -> JSON:
-    """The merge patch that writes ``pg``'s status and the scheduler's annotations, nothing else.
-
-    No ``resourceVersion``: the controllers write spec and their annotations with PUTs, and a
-    PUT of ours would conflict with every one of them (3 in 10 on a busy gang). The ``uid`` is
-    a precondition: a PodGroup deleted and created again under the name is not written. An
-    annotation of the scheduler's that ``pg`` lacks is removed (null).
-    """
-    meta = pg.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    patch_meta: JSON = {"annotations": {k: annotations.get(k) for k in SCHEDULER_ANNOTATIONS}}
-    if meta.get("uid"):
-        patch_meta["uid"] = meta["uid"]
-    return {"metadata": patch_meta, "status": pg.get("status") or {}}
 
 
 class Writer(Protocol):
@@ -186,14 +161,13 @@ class KubeWriter:
         self.statuses.put(pg)
 
     def _put_podgroup(self, pg: JSON) -> None:
-        """Write the PodGroup's status; a failure is left to the next cycle (level-based)."""
+        """PUT the PodGroup; a conflict is left to the next cycle (level-based)."""
         meta = pg.get("metadata") or {}
         try:
             if is_native(pg):  # kube-scheduler's condition, on the status subresource
                 self.client.update(NATIVE_PODGROUPS, pg, subresource="status")
             else:
-                name, namespace = meta.get("name", ""), meta.get("namespace")
-                self.client.patch(PODGROUPS, name, podgroup_status_patch(pg), namespace)
+                self.client.update(PODGROUPS, pg)
         except (Conflict, NotFound) as e:
             log.info("podgroup %s/%s not updated: %s", meta.get("namespace"), meta.get("name"), e)
         except ApiError as e:
