@@ -2,7 +2,8 @@
 
 Imported by ``tests/integration/conftest.py`` and ``tests/e2e/conftest.py``: a session-scoped
 control plane (with the CRDs from ``manifests/crds`` installed and Established), an admin
-client, and a fresh namespace per test.
+client, and a fresh namespace per test. ``RunningController`` runs one controller on a thread
+the way the manager runs it, for the controllers' integration fixtures.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import pytest
 
@@ -20,11 +23,71 @@ from devcluster.crds import CRD_DIR as CRD_DIR
 from devcluster.crds import install_crds as install_crds
 from devcluster.harness import ControlPlane
 from volcano_py.api import resources as R
+from volcano_py.controllers.framework import Controller, ControllerOptions
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import load_config
 from volcano_py.kube.errors import NotFound
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.informer import SharedInformerFactory
 
 ROOT = Path(__file__).resolve().parents[1]
+
+C = TypeVar("C", bound=Controller)
+
+
+class RunningController(Generic[C]):
+    """A controller on a thread, with its own informers and event recorder.
+
+    ``make()`` builds the controller, ``options`` go into its ``ControllerOptions`` and the
+    events come from ``component``. ``restart()`` stops it and starts a fresh one (new caches,
+    new queue), as a restarted manager would.
+    """
+
+    join_s = 15.0  # how long ``stop`` waits for the controller's thread
+
+    def __init__(
+        self,
+        client: KubeClient,
+        make: Callable[[], C],
+        thread_name: str,
+        component: str = "vc-controller-manager",
+        **options: Any,
+    ) -> None:
+        self.client = client
+        self._make = make
+        self._thread_name = thread_name
+        self._component = component
+        self._options = options
+        self._start()
+
+    def _start(self) -> None:
+        self.factory = SharedInformerFactory(self.client)
+        self.recorder = EventRecorder(self.client, self._component)
+        self.recorder.start()
+        self.controller = self._make()
+        self.controller.initialize(
+            ControllerOptions(
+                client=self.client, informers=self.factory, recorder=self.recorder, **self._options
+            )
+        )
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(
+            target=self.controller.run,
+            args=(self.stop_event,),
+            name=self._thread_name,
+            daemon=True,
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join(self.join_s)
+        self.factory.shutdown()
+        self.recorder.stop()
+
+    def restart(self) -> None:
+        self.stop()
+        self._start()
 
 
 @pytest.fixture(scope="session")

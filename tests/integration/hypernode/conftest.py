@@ -9,7 +9,6 @@ before and after each test, so tests sharing the session's cluster do not see ea
 from __future__ import annotations
 
 import contextlib
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,13 +16,11 @@ from typing import Any
 import pytest
 
 from tests.builders import wait_until
+from tests.fixtures import RunningController
 from volcano_py.api import resources as R
-from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.hypernode import HyperNodeController
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
-from volcano_py.kube.events import EventRecorder
-from volcano_py.kube.informer import SharedInformerFactory
 
 CONFIGMAP = "volcano-controller-configmap"
 SOURCE_LABEL = "volcano.sh/network-topology-source"
@@ -31,29 +28,22 @@ JSON = dict[str, Any]
 __all__ = ["wait_until"]  # the tests here import it from this module
 
 
-class Running:
-    """One running controller."""
+class Running(RunningController[HyperNodeController]):
+    """One running controller; ``stop`` fails the test when its thread does not end."""
+
+    join_s = 30.0
 
     def __init__(self, client: KubeClient, namespace: str) -> None:
-        self.factory = SharedInformerFactory(client)
-        self.recorder = EventRecorder(client, "hyperNode-controller")
-        self.controller = HyperNodeController(configmap=(namespace, CONFIGMAP))
-        self.controller.initialize(
-            ControllerOptions(client=client, informers=self.factory, recorder=self.recorder)
+        super().__init__(
+            client,
+            lambda: HyperNodeController(configmap=(namespace, CONFIGMAP)),
+            "test:hypernode",
+            component="hyperNode-controller",
         )
-        self.stop_event = threading.Event()
-        self.recorder.start()
-        self.thread = threading.Thread(
-            target=self.controller.run, args=(self.stop_event,), name="test:hypernode", daemon=True
-        )
-        self.thread.start()
 
     def stop(self) -> None:
-        self.stop_event.set()
-        self.thread.join(30)
+        super().stop()
         assert not self.thread.is_alive(), "controller did not stop"
-        self.factory.shutdown()
-        self.recorder.stop()
 
 
 @pytest.fixture

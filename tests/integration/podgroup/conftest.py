@@ -9,7 +9,6 @@ manifests with the control plane's own kubectl binary.
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,12 +17,10 @@ import pytest
 import yaml
 
 from devcluster.harness import ControlPlane
+from tests import fixtures
 from tests.fixtures import client, control_plane, namespace
-from volcano_py.controllers.framework import ControllerOptions
 from volcano_py.controllers.podgroup import PodGroupController
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.events import EventRecorder
-from volcano_py.kube.informer import SharedInformerFactory
 
 __all__ = ["client", "control_plane", "kubectl", "namespace", "pg_controller", "wait_until"]
 
@@ -42,42 +39,18 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, what: str = 
         time.sleep(0.05)
 
 
-class RunningController:
+class RunningController(fixtures.RunningController[PodGroupController]):
     """pg-controller on a thread, with its own informers and event recorder."""
 
     def __init__(self, client: KubeClient, scheduler_names: tuple[str, ...] = ("volcano",)):
-        self.client = client
-        self.scheduler_names = scheduler_names
-        self._start()
-
-    def _start(self) -> None:
-        self.factory = SharedInformerFactory(self.client)
-        self.recorder = EventRecorder(self.client, "pg-controller")
-        self.recorder.start()
-        options = ControllerOptions(
-            client=self.client,
-            informers=self.factory,
-            recorder=self.recorder,
-            scheduler_names=self.scheduler_names,
+        super().__init__(
+            client,
+            PodGroupController,
+            "pg-controller",
+            component="pg-controller",
+            scheduler_names=scheduler_names,
             worker_threads_for_podgroup=4,
         )
-        self.controller = PodGroupController()
-        self.controller.initialize(options)
-        self.stop_event = threading.Event()
-        self.thread = threading.Thread(
-            target=self.controller.run, args=(self.stop_event,), name="pg-controller", daemon=True
-        )
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.thread.join(15)
-        self.factory.shutdown()
-        self.recorder.stop()
-
-    def restart(self) -> None:
-        self.stop()
-        self._start()
 
 
 @pytest.fixture
