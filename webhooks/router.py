@@ -3,7 +3,8 @@
 Like Volcano's ``router.RegisterAdmission``, but an object filled explicitly (no import side
 effects): ``register()`` rejects a duplicate path, ``get()`` on an unknown path names the
 known ones, iteration is sorted by path. The Flask app (``app.create_app``) is built from a
-router, and the ValidatingWebhookConfiguration's rules come from the same registrations.
+router, and the ValidatingWebhookConfiguration's rules come from the same registrations
+(each service spells its rules with ``rule_for``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ class WebhookRule:
             "resources": list(self.resources),
             "scope": self.scope,
         }
+
+
+def rule_for(group_version: str, resource: str, scope: str, *operations: str) -> WebhookRule:
+    """The rule for ``operations`` on ``resource`` of ``group_version`` (``"v1"`` is core)."""
+    group, _, version = group_version.rpartition("/")
+    return WebhookRule(operations, (group,), (version,), (resource,), scope)
 
 
 @dataclass(frozen=True, slots=True)

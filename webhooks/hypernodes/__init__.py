@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from webhooks.admission import allowed, denied
 from webhooks.deferred import Deferred
 from webhooks.hypernodes.tree import HyperNodeLister
-from webhooks.router import AdmissionRouter, AdmissionService, WebhookRule
+from webhooks.router import AdmissionRouter, AdmissionService, rule_for
 
 if TYPE_CHECKING:
     from webhooks.hypernodes.validator import HyperNodeValidator, Verdict
@@ -29,15 +29,7 @@ log = logging.getLogger(__name__)
 
 PATH = "/hypernodes/validate"
 WEBHOOK_NAME = "validatehypernode.volcano.sh"
-RULES = (
-    WebhookRule(
-        operations=("CREATE", "UPDATE"),
-        api_groups=("topology.volcano.sh",),
-        api_versions=("v1alpha1",),
-        resources=("hypernodes",),
-        scope="Cluster",
-    ),
-)
+RULES = (rule_for("topology.volcano.sh/v1alpha1", "hypernodes", "Cluster", "CREATE", "UPDATE"),)
 
 __all__ = [
     "PATH",

@@ -31,7 +31,7 @@ from webhooks.jobs.rules import (
     validate_update,
 )
 from webhooks.jobs.shapes import kind_problem, shape_problems
-from webhooks.router import AdmissionRouter, WebhookRule
+from webhooks.router import AdmissionRouter, rule_for
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +41,9 @@ VALIDATE_NAME = "validatejob.volcano.sh"
 MUTATE_NAME = "mutatejob.volcano.sh"
 
 
-def _rule(*operations: str) -> WebhookRule:
-    return WebhookRule(
-        operations=operations,
-        api_groups=("batch.volcano.sh",),
-        api_versions=("v1alpha1",),
-        resources=("jobs",),
-        scope="Namespaced",
-    )
-
-
-VALIDATE_RULES = (_rule("CREATE", "UPDATE"),)
-MUTATE_RULES = (_rule("CREATE"),)
+JOBS = "batch.volcano.sh/v1alpha1", "jobs", "Namespaced"
+VALIDATE_RULES = (rule_for(*JOBS, "CREATE", "UPDATE"),)
+MUTATE_RULES = (rule_for(*JOBS, "CREATE"),)
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "register"]
 

@@ -17,18 +17,11 @@ import orjson
 
 from volcano_py.api.constants import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
 from webhooks.admission import allowed
-from webhooks.router import AdmissionRouter, WebhookRule
+from webhooks.router import AdmissionRouter, rule_for
 
 MUTATE_PATH = "/podgroups/mutate"
 MUTATE_NAME = "mutatepodgroup.volcano.sh"
-MUTATE_RULES = (
-    WebhookRule(
-        operations=("CREATE",),
-        api_groups=("scheduling.volcano.sh",),
-        api_versions=("v1beta1",),
-        resources=("podgroups",),
-    ),
-)
+MUTATE_RULES = (rule_for("scheduling.volcano.sh/v1beta1", "podgroups", "*", "CREATE"),)
 NamespaceLookup = Callable[[str], Mapping[str, Any] | None]
 
 __all__ = ["MUTATE_PATH", "queue_patch", "register"]

@@ -19,17 +19,13 @@ from volcano_py.api.constants import (
     JDB_MIN_AVAILABLE,
 )
 from webhooks.admission import allowed, denied
-from webhooks.router import AdmissionRouter, WebhookRule
+from webhooks.router import AdmissionRouter, rule_for
 
 log = logging.getLogger(__name__)
 
 VALIDATE_PATH = "/pods/validate"
 VALIDATE_NAME = "validatepod.volcano.sh"
-VALIDATE_RULES = (
-    WebhookRule(
-        operations=("CREATE",), api_groups=("",), api_versions=("v1",), resources=("pods",)
-    ),
-)
+VALIDATE_RULES = (rule_for("v1", "pods", "*", "CREATE"),)
 
 __all__ = ["VALIDATE_PATH", "register", "validate_pod"]
 

@@ -21,7 +21,7 @@ from volcano_py.api.quantity import Quantity, add_resource_lists, parse_resource
 from volcano_py.kube.store import Store
 from webhooks.admission import allowed, denied
 from webhooks.queues.rules import ClusterView, default_patch, validate, validate_delete
-from webhooks.router import AdmissionRouter, WebhookRule
+from webhooks.router import AdmissionRouter, rule_for
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +31,9 @@ VALIDATE_NAME = "validatequeue.volcano.sh"
 MUTATE_NAME = "mutatequeue.volcano.sh"
 
 
-def _rule(*operations: str) -> WebhookRule:
-    return WebhookRule(
-        operations=operations,
-        api_groups=("scheduling.volcano.sh",),
-        api_versions=("v1beta1",),
-        resources=("queues",),
-        scope="Cluster",
-    )
-
-
-VALIDATE_RULES = (_rule("CREATE", "UPDATE", "DELETE"),)
-MUTATE_RULES = (_rule("CREATE"),)
+QUEUES = "scheduling.volcano.sh/v1beta1", "queues", "Cluster"
+VALIDATE_RULES = (rule_for(*QUEUES, "CREATE", "UPDATE", "DELETE"),)
+MUTATE_RULES = (rule_for(*QUEUES, "CREATE"),)
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "ClusterView", "cluster_view", "register"]
 

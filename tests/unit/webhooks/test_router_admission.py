@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound
 
 from webhooks.admission import MAX_BODY_BYTES, allowed, denied, handle_review
 from webhooks.app import create_app
-from webhooks.router import AdmissionRouter, WebhookRule
+from webhooks.router import AdmissionRouter, WebhookRule, rule_for
 
 RULE = WebhookRule(("CREATE",), ("g",), ("v1",), ("things",))
 
@@ -30,6 +30,20 @@ def _allow(review: Any) -> dict[str, Any]:
 
 def _boom(review: Any) -> dict[str, Any]:
     raise RuntimeError("bug")
+
+
+def test_rule_for_splits_the_group_version_and_reads_v1_as_the_core_group() -> None:
+    queues = rule_for("scheduling.volcano.sh/v1beta1", "queues", "Cluster", "CREATE", "DELETE")
+    assert queues.to_dict() == {
+        "operations": ["CREATE", "DELETE"],
+        "apiGroups": ["scheduling.volcano.sh"],
+        "apiVersions": ["v1beta1"],
+        "resources": ["queues"],
+        "scope": "Cluster",
+    }
+    assert rule_for("v1", "pods", "*", "CREATE") == WebhookRule(
+        ("CREATE",), ("",), ("v1",), ("pods",)
+    )
 
 
 def test_router_register_rejects_duplicate_path() -> None:
