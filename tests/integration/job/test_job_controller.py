@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.integration.job.conftest import RunningJobController
+from tests.integration.job.conftest import RunningJobController, job_pods, phase, vcjob
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -21,47 +21,6 @@ from volcano_py.kube.errors import NotFound
 from volcano_py.scheduler.scheduler import Scheduler
 
 JSON = dict[str, Any]
-
-
-def vcjob(name: str, ns: str, topo: Topology, *, replicas: int, min_available: int,
-          tier: int, partition: JSON | None = None, **spec: Any) -> JSON:  # fmt: skip
-    task: JSON = {
-        "name": "t0",
-        "replicas": replicas,
-        "template": {
-            "spec": {
-                "containers": [{
-                    "name": "c0", "image": "nginx:latest",
-                    "resources": {"requests": {topo.gpu: "1", "cpu": "100m"},
-                                  "limits": {topo.gpu: "1"}},
-                }],
-            }
-        },
-    }  # fmt: skip
-    if partition is not None:
-        task["partitionPolicy"] = partition
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "schedulerName": "volcano",
-            "minAvailable": min_available,
-            "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
-            "tasks": [task],
-            **spec,
-        },
-    }
-
-
-def job_pods(client: KubeClient, ns: str, name: str) -> list[JSON]:
-    items = client.list(R.PODS, ns, label_selector=f"volcano.sh/job-name={name}")["items"]
-    return sorted(items, key=lambda p: p["metadata"]["name"])
-
-
-def phase(client: KubeClient, ns: str, name: str) -> str:
-    job = client.get(R.VCJOBS, name, ns)
-    return str(((job.get("status") or {}).get("state") or {}).get("phase", ""))
 
 
 def rack_of(racks: dict[str, list[str]], node: str) -> str:

@@ -8,30 +8,20 @@ Job stayed Running; unit tests, which build pods without the transform, passed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import job_pods, phase, vcjob
-from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
+from tests.integration.job.conftest import job_pods, phase, vcjob
+from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
-from volcano_py.scheduler.scheduler import Scheduler
 
 # a hang guard only: the waits inside are generous and bound a failure, not the verdict
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("job_cluster")]
 
 
 def test_exit_code_policy_restarts_the_job_through_the_shared_pod_cache(
-    client: KubeClient,
-    namespace: str,
-    topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
+    client: KubeClient, namespace: str, topology: Topology
 ) -> None:
-    two_spines_of_two_racks(topology)
-    run_scheduler()
     policies = [{"exitCode": 3, "action": "RestartJob"}]
     body = vcjob("code-job", namespace, topology, replicas=2, min_available=2, tier=1,
                  policies=policies, maxRetry=3)  # fmt: skip

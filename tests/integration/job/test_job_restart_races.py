@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import job_pods, phase, vcjob
-from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
+from tests.integration.job.conftest import job_pods, phase, vcjob
+from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
-from volcano_py.scheduler.scheduler import Scheduler
 
 JOBS = ("race-a", "race-b", "race-c")
 ROUNDS = 6
 
 # a hang guard only: the waits inside are generous and bound a failure, not the verdict
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("job_cluster")]
 
 
 def _settled(client: KubeClient, ns: str, name: str) -> Any:
@@ -54,14 +51,8 @@ def _settled(client: KubeClient, ns: str, name: str) -> Any:
 
 
 def test_restarts_racing_pod_deletions_converge_to_exactly_each_jobs_pods(
-    client: KubeClient,
-    namespace: str,
-    topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
+    client: KubeClient, namespace: str, topology: Topology
 ) -> None:
-    two_spines_of_two_racks(topology)
-    run_scheduler()
     policies = [{"event": "PodEvicted", "action": "RestartJob"}]
     for name in JOBS:
         body = vcjob(name, namespace, topology, replicas=2, min_available=2, tier=2,

@@ -9,31 +9,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import phase, vcjob
-from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
+from tests.integration.job.conftest import phase, vcjob
+from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
-from volcano_py.scheduler.scheduler import Scheduler
 
 # a hang guard only: the waits inside are generous and bound a failure, not the verdict
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("job_cluster")]
 
 
 def test_an_unschedulable_gang_says_why_on_the_job(
-    client: KubeClient,
-    namespace: str,
-    topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
+    client: KubeClient, namespace: str, topology: Topology
 ) -> None:
-    two_spines_of_two_racks(topology)
-    run_scheduler()
     # 12 one-GPU pods within one rack of 4 GPUs: never fits
     client.create(R.VCJOBS, vcjob("wide", namespace, topology, replicas=12, min_available=12,
                                   tier=1))  # fmt: skip
@@ -51,14 +42,8 @@ def test_an_unschedulable_gang_says_why_on_the_job(
 
 
 def test_the_svc_hosts_configmap_follows_a_scale_up(
-    client: KubeClient,
-    namespace: str,
-    topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
+    client: KubeClient, namespace: str, topology: Topology
 ) -> None:
-    two_spines_of_two_racks(topology)
-    run_scheduler()
     body = vcjob("elastic", namespace, topology, replicas=2, min_available=2, tier=2,
                  plugins={"svc": ["--disable-network-policy"]})  # fmt: skip
     client.create(R.VCJOBS, body)

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from devcluster.harness import ControlPlane
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import _gone, job_pods, phase, rack_of
+from tests.integration.job.conftest import RunningJobController, job_pods, phase
+from tests.integration.job.test_job_controller import _gone, rack_of
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import job_pods, vcjob
+from tests.integration.job.conftest import RunningJobController, job_pods, vcjob
 from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient

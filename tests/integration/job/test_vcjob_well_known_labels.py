@@ -12,8 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devcluster.nodes import create_node, well_known_labels
-from tests.integration.job.conftest import RunningJobController
-from tests.integration.job.test_job_controller import job_pods, phase
+from tests.integration.job.conftest import RunningJobController, job_pods, phase
 from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
