@@ -3,7 +3,8 @@
 Imported by ``tests/integration/conftest.py`` and ``tests/e2e/conftest.py``: a session-scoped
 control plane (with the CRDs from ``manifests/crds`` installed and Established), an admin
 client, and a fresh namespace per test. ``RunningController`` runs one controller on a thread
-the way the manager runs it, for the controllers' integration fixtures.
+the way the manager runs it, for the controllers' integration fixtures; ``audited_control_plane``
+and ``audit_writes`` count writes in a private control plane's audit log.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -118,6 +120,38 @@ def namespace(client: KubeClient) -> Iterator[str]:
     yield name
     with contextlib.suppress(NotFound):
         client.delete(R.NAMESPACES, name)
+
+
+@contextmanager
+def audited_control_plane(namespace: str) -> Iterator[tuple[ControlPlane, KubeClient]]:
+    """A private control plane with an audit log (no kube-controller-manager), CRDs installed,
+    ``namespace`` created; with its admin client."""
+    with ControlPlane(controller_manager=False, audit=True) as cp:
+        admin = KubeClient(cp.admin_config())
+        install_crds(admin)
+        admin.create(R.NAMESPACES, {"metadata": {"name": namespace}})
+        yield cp, admin
+        admin.close()
+
+
+def audit_writes(
+    cp: ControlPlane,
+    resource: str,
+    verbs: tuple[str, ...],
+    subresource: str | None = None,
+    name: str | None = None,
+) -> list[dict[str, Any]]:
+    """The audit log's completed ``verbs`` on ``resource`` (its ``subresource`` when given),
+    on the object ``name`` when given."""
+    return [
+        e
+        for e in cp.audit_events()
+        if (ref := e.get("objectRef") or {}).get("resource") == resource
+        and ref.get("subresource") == subresource
+        and (name is None or ref.get("name") == name)
+        and e.get("verb") in verbs
+        and e.get("stage") == "ResponseComplete"
+    ]
 
 
 @pytest.fixture

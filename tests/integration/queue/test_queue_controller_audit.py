@@ -16,7 +16,7 @@ import pytest
 
 from devcluster.harness import ControlPlane
 from tests.builders import podgroup_body
-from tests.fixtures import install_crds
+from tests.fixtures import audit_writes, audited_control_plane
 from tests.integration.queue.conftest import RunningQueueController
 from tests.integration.queue.test_queue_controller import make_queue, state_of, vcctl_command
 from tests.integration.scheduler.conftest import wait_for
@@ -30,24 +30,12 @@ NS = "queue-audit"
 
 @pytest.fixture(scope="module")
 def audited() -> Iterator[tuple[ControlPlane, KubeClient]]:
-    with ControlPlane(controller_manager=False, audit=True) as cp:
-        admin = KubeClient(cp.admin_config())
-        install_crds(admin)
-        admin.create(R.NAMESPACES, {"metadata": {"name": NS}})
-        yield cp, admin
-        admin.close()
+    with audited_control_plane(NS) as plane:
+        yield plane
 
 
 def _status_writes(cp: ControlPlane, name: str) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in cp.audit_events()
-        if (e.get("objectRef") or {}).get("resource") == "queues"
-        and (e.get("objectRef") or {}).get("name") == name
-        and (e.get("objectRef") or {}).get("subresource") == "status"
-        and e.get("verb") in ("patch", "update")
-        and e.get("stage") == "ResponseComplete"
-    ]
+    return audit_writes(cp, "queues", ("patch", "update"), "status", name)
 
 
 def test_one_status_write_per_state_change_and_none_while_idle(

@@ -23,7 +23,7 @@ import pytest
 
 from devcluster.harness import ControlPlane
 from tests.builders import create_node, force_delete_pod, pod_body, podgroup_body
-from tests.fixtures import install_crds
+from tests.fixtures import audit_writes, audited_control_plane
 from tests.integration.scheduler.conftest import wait_for
 from volcano_py.api import resources as R
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
@@ -40,12 +40,8 @@ GPU = "test.volcano.sh/gpu"
 
 @pytest.fixture(scope="module")
 def audited() -> Iterator[tuple[ControlPlane, KubeClient]]:
-    with ControlPlane(controller_manager=False, audit=True) as cp:
-        admin = KubeClient(cp.admin_config())
-        install_crds(admin)
-        admin.create(R.NAMESPACES, {"metadata": {"name": NS}})
-        yield cp, admin
-        admin.close()
+    with audited_control_plane(NS) as plane:
+        yield plane
 
 
 @contextlib.contextmanager
@@ -69,22 +65,8 @@ def _scheduler_running(
         informers.shutdown()
 
 
-def _writes(
-    cp: ControlPlane, resource: str, verbs: tuple[str, ...], subresource: str | None = None
-) -> list[dict[str, Any]]:
-    """The audit log's completed ``verbs`` on ``resource`` (its ``subresource`` when given)."""
-    return [
-        e
-        for e in cp.audit_events()
-        if (e.get("objectRef") or {}).get("resource") == resource
-        and (e.get("objectRef") or {}).get("subresource") == subresource
-        and e.get("verb") in verbs
-        and e.get("stage") == "ResponseComplete"
-    ]
-
-
 def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
-    return _writes(cp, "queues", ("patch", "update"), "status")
+    return audit_writes(cp, "queues", ("patch", "update"), "status")
 
 
 def test_no_queue_status_writes_in_ten_idle_seconds(
@@ -132,7 +114,7 @@ def scheduler_cycles(scheduler: Scheduler) -> int:
 
 
 def _podgroup_writes(cp: ControlPlane) -> list[dict[str, Any]]:
-    return _writes(cp, "podgroups", ("create", "patch", "update"))
+    return audit_writes(cp, "podgroups", ("create", "patch", "update"))
 
 
 def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_bare_pod(
