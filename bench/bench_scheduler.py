@@ -2,7 +2,8 @@
 
 - **P1**: 6,000 nodes, ~9,000 HyperNodes in 5 tiers, one hard-mode 1,000-pod gang (1 GPU
   each, minResources 1,000 GPUs): decision time of one cycle (snapshot, session, enqueue,
-  allocate). Goal <= 1 s (Volcano needed ~5.5 minutes at this scale before its fix).
+  allocate), and its node trials (``api/work_budget.py``). Goal <= 1 s (Volcano needed ~5.5
+  minutes at this scale before its fix).
   Baseline in the same run: the gradient without the resource pre-filter (every HyperNode up
   to the allowed tier is a candidate and must be tried). **P1 without minResources**: the
   same gang with no ``minResources`` (as Kubeflow, KubeRay or Spark make them): the pre-filter
@@ -230,11 +231,13 @@ def decide(
     try_every: bool = False,
     every_domain: bool = False,
     conf_text: str = DEFAULT_SCHEDULER_CONF,
+    work: list[int] | None = None,
 ) -> tuple[float, int]:
     """One cycle's decision time (no binding) and how many tasks were placed.
 
     ``every_domain``: partitioned gangs try identical candidate domains too (the shortcut in
-    ``allocate_sub_jobs`` is switched off for this call).
+    ``allocate_sub_jobs`` is switched off for this call). ``work``: the cycle's node trials
+    (``api/work_budget.py``) are appended to it.
     """
     if every_domain:
         original = allocate_sub_jobs.label_blind
@@ -252,7 +255,10 @@ def decide(
     for name in sim.conf.actions:
         actions.get(name).execute(ssn)
     close_session(ssn)
-    return time.perf_counter() - started, len(ssn.binds)
+    took = time.perf_counter() - started
+    if work is not None:
+        work.append(ssn.work.trials)
+    return took, len(ssn.binds)
 
 
 def p1_objects(scale: float = 1.0, min_resources: bool = True) -> tuple[list[JSON], int]:
@@ -284,9 +290,11 @@ def main() -> None:
     tune_gc()
     objects, hypernodes = p1_objects(SCALE)
     nodes = sum(1 for o in objects if o["kind"] == "Node")
-    seconds, placed = decide(objects)
+    trials: list[int] = []
+    seconds, placed = decide(objects, work=trials)
     print(f"P1 {nodes} nodes, {hypernodes} HyperNodes, 5 tiers, hard gang of {placed} pods:")
     print(f"   decision {seconds:.3f} s (goal <= 1 s)")
+    print(f"   node trials {trials[0]:,} ({trials[0] / max(placed, 1):.1f} a placed pod)")
     bare, _ = p1_objects(SCALE, min_resources=False)
     bare_seconds, bare_placed = decide(bare)
     print(
