@@ -3,9 +3,12 @@
 A ``QueueController`` plays the framework's ``Controller`` role (``framework.py``) the
 sample-controller way, so each controller writes only what differs:
 
-- ``wire(options)`` (the subclass): get the shared informers, add indexes, build the sync
-  state, register handlers that only turn events into work items on ``self.queue``; no I/O.
-  It returns the informers whose caches ``run`` waits for, and the handler registrations.
+- ``wire(options)``: get the shared informers, add indexes, build the sync state, register
+  handlers that only turn events into work items on ``self.queue``; no I/O. It returns the
+  informers whose caches ``run`` waits for, and the handler registrations. By default it
+  gets the informers of the class's ``resources``, adds its ``cache_index`` and hands the
+  informers to ``connect(options, informers)`` (the subclass), which builds the sync state
+  and registers the handlers; a controller may override ``wire`` whole instead.
 - ``sync(item)`` (the subclass): reconcile one work item; raise to have it retried with the
   queue's backoff.
 - ``worker_count(options)``: how many workers (``worker_threads`` unless overridden).
@@ -67,6 +70,10 @@ class QueueController(Generic[Item]):
     """The shared controller skeleton; see the module docstring."""
 
     controller_name: ClassVar[str]
+    # the default ``wire``'s: the shared informers ``connect`` gets, in this order, and the
+    # index added to one of their caches (resource, index name, index function)
+    resources: ClassVar[tuple[APIResource, ...]] = ()
+    cache_index: ClassVar[tuple[APIResource, str, IndexFunc] | None] = None
 
     def __init__(self) -> None:
         self._options: ControllerOptions | None = None
@@ -85,7 +92,17 @@ class QueueController(Generic[Item]):
         self._informers, self._registrations = self.wire(options)
 
     def wire(self, options: ControllerOptions) -> Wiring:
-        """Informers, indexes, sync state and handlers (the subclass's)."""
+        """The informers of ``resources``, ``cache_index`` added, handed to ``connect``."""
+        informers = shared_informers(options, *self.resources)
+        if self.cache_index is not None:
+            resource, name, index = self.cache_index
+            add_index(options.informers.informer(resource), name, index)
+        return informers, self.connect(options, informers)
+
+    def connect(
+        self, options: ControllerOptions, informers: list[Informer]
+    ) -> list[HandlerRegistration]:
+        """Build the sync state over ``informers``, register the handlers (the subclass's)."""
         raise NotImplementedError
 
     def worker_count(self, options: ControllerOptions) -> int:

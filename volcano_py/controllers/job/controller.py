@@ -54,14 +54,8 @@ from volcano_py.controllers.job.interfaces import (
     job_uid_index,
 )
 from volcano_py.controllers.job.sync import JobSync
-from volcano_py.controllers.skeleton import (
-    QueueController,
-    Wiring,
-    add_index,
-    recorder_of,
-    shared_informers,
-)
-from volcano_py.kube.informer import EventHandler
+from volcano_py.controllers.skeleton import QueueController, recorder_of
+from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.store import key_of
 
 # Pod updates that only change the Job's counts wait this long, so the updates of a gang's
@@ -125,23 +119,25 @@ class JobController(QueueController[Request]):
     """The ``job-controller`` (Volcano's ``jobcontroller``); see the module docstring."""
 
     controller_name = NAME
+    resources = (R.VCJOBS, R.PODS, R.PODGROUPS, R.COMMANDS)
+    cache_index = (R.PODS, JOB_UID_INDEX, job_uid_index)  # pods by their vcjob
 
     def __init__(self) -> None:
         super().__init__()
         self.sync_state: JobSync | None = None
 
-    def wire(self, options: ControllerOptions) -> Wiring:
-        """Get the shared informers, index pods by vcjob, register the handlers."""
-        informers = shared_informers(options, R.VCJOBS, R.PODS, R.PODGROUPS, R.COMMANDS)
+    def connect(
+        self, options: ControllerOptions, informers: list[Informer]
+    ) -> list[HandlerRegistration]:
+        """Build the sync state over the shared caches, register the handlers."""
         jobs, pods, podgroups, commands = informers
-        add_index(pods, JOB_UID_INDEX, job_uid_index)
         self.sync_state = JobSync(
             options.client,
             Caches(jobs.store, pods.store, podgroups.store),
             recorder_of(options),
             enqueue_after=self.queue.add_after,
         )
-        registrations = [
+        return [
             jobs.add_event_handler(
                 EventHandler(
                     on_add=self._job_added, on_update=self._job_updated, on_delete=self._job_gone
@@ -155,7 +151,6 @@ class JobController(QueueController[Request]):
             podgroups.add_event_handler(EventHandler(on_update=self._podgroup_updated)),
             commands.add_event_handler(EventHandler(on_add=self._command_added)),
         ]
-        return informers, registrations
 
     def close(self) -> None:
         """Stop the pod-creating threads."""

@@ -49,15 +49,9 @@ from volcano_py.controllers.podgroup.interfaces import (
 )
 from volcano_py.controllers.podgroup.sync import PodGroupSync
 from volcano_py.controllers.podgroup.workload import sync_workload
-from volcano_py.controllers.skeleton import (
-    QueueController,
-    Wiring,
-    add_index,
-    recorder_of,
-    shared_informers,
-)
+from volcano_py.controllers.skeleton import QueueController, recorder_of
 from volcano_py.kube.clock import Clock
-from volcano_py.kube.informer import EventHandler
+from volcano_py.kube.informer import EventHandler, HandlerRegistration, Informer
 from volcano_py.kube.store import key_of
 
 _WORKLOAD_KINDS = (REPLICASET, STATEFULSET)
@@ -67,17 +61,19 @@ class PodGroupController(QueueController[Request]):
     """The ``pg-controller`` (Volcano's ``pgcontroller``); see the module docstring."""
 
     controller_name = PODGROUP_CONTROLLER_NAME
+    resources = (R.PODS, R.PODGROUPS, R.REPLICASETS, R.STATEFULSETS)
+    cache_index = (R.PODS, CONTROLLER_UID_INDEX, controller_uid_index)  # pods by controller
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         super().__init__()
         self._clock = clock
         self.sync_state: PodGroupSync | None = None
 
-    def wire(self, options: ControllerOptions) -> Wiring:
-        """Get the shared informers, index pods by controller, register the handlers."""
-        informers = shared_informers(options, R.PODS, R.PODGROUPS, R.REPLICASETS, R.STATEFULSETS)
+    def connect(
+        self, options: ControllerOptions, informers: list[Informer]
+    ) -> list[HandlerRegistration]:
+        """Build the sync state over the shared caches, register the handlers."""
         pods, podgroups, replicasets, statefulsets = informers
-        add_index(pods, CONTROLLER_UID_INDEX, controller_uid_index)
         self.sync_state = PodGroupSync(
             options.client,
             Caches(pods.store, podgroups.store, replicasets.store, statefulsets.store),
@@ -88,7 +84,7 @@ class PodGroupController(QueueController[Request]):
             clock=self._clock,
             implicit=options.implicit_pod,
         )
-        registrations = [
+        return [
             pods.add_event_handler(
                 EventHandler(
                     on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_gone
@@ -100,7 +96,6 @@ class PodGroupController(QueueController[Request]):
             replicasets.add_event_handler(self._workload_handler(REPLICASET)),
             statefulsets.add_event_handler(self._workload_handler(STATEFULSET)),
         ]
-        return informers, registrations
 
     def worker_count(self, options: ControllerOptions) -> int:
         """``worker_threads_for_podgroup`` (Volcano's ``--worker-threads-for-podgroup``)."""
