@@ -116,3 +116,25 @@ def test_recorder_of_is_the_options_recorder_or_one_that_discards() -> None:
     recorder = FakeRecorder()
     opts.recorder = recorder  # type: ignore[assignment]
     assert recorder_of(opts) is recorder
+
+
+class Declared(QueueController[str]):
+    """Wired by the skeleton's default ``wire``: its resources and its pod index."""
+
+    controller_name = "declared-controller"
+    resources = (R.PODS, R.PODGROUPS)
+    cache_index = (R.PODS, "by-node", lambda pod: [pod["spec"]["nodeName"]])
+
+    def connect(self, options: ControllerOptions, informers: list[Any]) -> list[Any]:
+        self.connected = informers
+        return []
+
+
+def test_the_default_wire_hands_the_resources_informers_to_connect_with_the_index_added() -> None:
+    opts = options()
+    declared = Declared()
+    declared.initialize(opts)
+    pods, podgroups = opts.informers.informer(R.PODS), opts.informers.informer(R.PODGROUPS)
+    assert declared.connected == [pods, podgroups]
+    pods.store.put("ns/p", {"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}})
+    assert pods.store.index_keys("by-node", "n1") == ["ns/p"]
