@@ -27,8 +27,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from bench.bench_scheduler import GPU, _create_node, synthetic_cluster
@@ -183,36 +184,60 @@ def timed_sync(controller: JobController) -> Callable[[], float]:
     return lambda: spent[0]
 
 
-def in_process(client: KubeClient) -> tuple[SharedInformerFactory, Scheduler, JobController]:
-    """The scheduler and job-controller on one informer factory, as the manager wires them."""
-    informers = SharedInformerFactory(client)
-    scheduler = Scheduler(client, informers, None, "volcano", None, schedule_period=0.2)
-    controller = JobController()
-    controller.initialize(ControllerOptions(client=client, informers=informers))
-    return informers, scheduler, controller
+@contextmanager
+def control_plane() -> Iterator[KubeClient]:
+    """A control plane (kwok as kubelets, no kube-controller-manager), CRDs installed.
 
-
-def stop_all(
-    stop: threading.Event,
-    scheduler: Scheduler,
-    threads: list[threading.Thread],
-    informers: SharedInformerFactory,
-) -> None:
-    """Stop the loop and workers started on ``threads``, then the informers."""
-    stop.set()
-    scheduler.cache.changed.set()
-    for thread in threads:
-        thread.join(15)
-    informers.shutdown()
-
-
-def main() -> None:
+    Yields its admin client; the control plane stops when the block ends.
+    """
     tune_gc()
     cp = ControlPlane(controller_manager=False)
     cp.start()
     try:
         client = KubeClient(cp.admin_config())
         install_crds(client)
+        yield client
+    finally:
+        cp.stop()
+
+
+class InProcess:
+    """The scheduler and job-controller on one informer factory, as the manager wires them.
+
+    ``sync()`` starts the informers and waits for their caches; ``start(run, name)`` runs
+    the scheduler's or the controller's ``run`` on a thread; ``stop()`` stops every thread
+    started, then the informers.
+    """
+
+    def __init__(self, client: KubeClient) -> None:
+        self.informers = SharedInformerFactory(client)
+        self.scheduler = Scheduler(
+            client, self.informers, None, "volcano", None, schedule_period=0.2
+        )
+        self.controller = JobController()
+        self.controller.initialize(ControllerOptions(client=client, informers=self.informers))
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def sync(self) -> None:
+        self.informers.start()
+        assert self.informers.wait_for_cache_sync(120)
+
+    def start(self, run: Callable[[threading.Event], None], name: str) -> None:
+        thread = threading.Thread(target=run, args=(self._stop,), name=name)
+        self._threads.append(thread)
+        thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.scheduler.cache.changed.set()
+        for thread in self._threads:
+            thread.join(15)
+        self.informers.shutdown()
+
+
+def main() -> None:
+    with control_plane() as client:
         objects = synthetic_cluster(NODES, [10, 5])
         started = time.perf_counter()
         with ThreadPoolExecutor(16) as pool:
@@ -231,20 +256,17 @@ def main() -> None:
             f" {JOBS} jobs x {PODS} pods"
         )
 
-        informers, scheduler, controller = in_process(client)
-        cpu = timed_sync(controller)
+        manager = InProcess(client)
+        cpu = timed_sync(manager.controller)
         timeline = Timeline()
-        informers.informer(R.PODS).add_event_handler(EventHandler(on_add=timeline.pod_added))
-        informers.informer(R.PODGROUPS).add_event_handler(
+        pods = manager.informers.informer(R.PODS)
+        pods.add_event_handler(EventHandler(on_add=timeline.pod_added))
+        manager.informers.informer(R.PODGROUPS).add_event_handler(
             EventHandler(on_add=timeline.podgroup_added, on_update=timeline.podgroup_changed)
         )
-        informers.start()
-        assert informers.wait_for_cache_sync(120)
-        stop = threading.Event()
-        threads = [threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")]
-        pods = informers.informer(R.PODS)
+        manager.sync()
         try:
-            threads[0].start()
+            manager.start(manager.scheduler.run, "scheduler:loop")
             work = [item for j in range(JOBS) for item in hand_written("hand", j)]
             started = time.perf_counter()
             with ThreadPoolExecutor(16) as pool:
@@ -264,9 +286,7 @@ def main() -> None:
             time.sleep(2.0)  # let the scheduler's cycles catch up with the deletions
             print(f"   round A deleted in {time.perf_counter() - cleared:.1f}s")
 
-            threads.append(threading.Thread(target=controller.run, args=(stop,),
-                                            name="controller:job-controller"))  # fmt: skip
-            threads[1].start()
+            manager.start(manager.controller.run, "controller:job-controller")
             started = time.perf_counter()
             with ThreadPoolExecutor(16) as pool:
                 list(pool.map(lambda j: client.create(R.VCJOBS, vcjob("vcjob", j), "vcjob"),
@@ -278,9 +298,7 @@ def main() -> None:
             print(f"   job-controller CPU: {cpu() * 1000 / JOBS:.1f} ms per job "
                   f"({cpu():.2f}s in sync for {JOBS} jobs)")  # fmt: skip
         finally:
-            stop_all(stop, scheduler, threads, informers)
-    finally:
-        cp.stop()
+            manager.stop()
 
 
 if __name__ == "__main__":

@@ -21,18 +21,14 @@ from __future__ import annotations
 
 import gc
 import os
-import threading
 import time
 from typing import Any
 
-from bench.bench_vcjob import in_process, stop_all
-from devcluster.crds import install_crds
-from devcluster.harness import ControlPlane
+from bench.bench_vcjob import InProcess, control_plane
 from devcluster.nodes import create_node
 from tests.builders import pod_body, podgroup_body
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.runtime import tune_gc
 
 JSON = dict[str, Any]
 REPLICAS = int(os.environ.get("BENCH_HUGE_REPLICAS", "100000"))
@@ -83,29 +79,18 @@ def probe_gang(client: KubeClient, namespace: str) -> float:
 
 
 def main() -> None:
-    tune_gc()
-    cp = ControlPlane(controller_manager=False)
-    cp.start()
-    try:
-        client = KubeClient(cp.admin_config())
-        install_crds(client)
+    with control_plane() as client:
         for i in range(NODES):
             side = "job" if i < NODES // 2 else "probe"
             create_node(client, f"huge-{i:02d}", labels={LABEL: side},
                         allocatable={"cpu": "96", "memory": "768Gi", "pods": "110"})  # fmt: skip
         client.create(R.NAMESPACES, {"metadata": {"name": "huge"}})
-        informers, scheduler, controller = in_process(client)
-        informers.start()
-        assert informers.wait_for_cache_sync(120)
-        stop = threading.Event()
-        threads = [
-            threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop"),
-            threading.Thread(target=controller.run, args=(stop,), name="controller:job"),
-        ]
-        pods = informers.informer(R.PODS)
+        manager = InProcess(client)
+        manager.sync()
+        pods = manager.informers.informer(R.PODS)
         try:
-            for thread in threads:
-                thread.start()
+            manager.start(manager.scheduler.run, "scheduler:loop")
+            manager.start(manager.controller.run, "controller:job")
             time.sleep(3.0)  # the scheduler's first cycles and the controller's start
             gc.collect()
             idle = rss_mb()
@@ -127,9 +112,7 @@ def main() -> None:
             print(f"   pods existing at the end: {existing} ({per_k:.1f} MB per 1000 pods)")
             print(f"   probe gang bound in {bound:.2f}s")
         finally:
-            stop_all(stop, scheduler, threads, informers)
-    finally:
-        cp.stop()
+            manager.stop()
 
 
 if __name__ == "__main__":
