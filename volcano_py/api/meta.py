@@ -11,10 +11,11 @@ and name it in a ``FieldError`` when its JSON type is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, TypedDict, TypeVar, cast
 
+from volcano_py.api.constants import JDB_MAX_UNAVAILABLE, JDB_MIN_AVAILABLE
 from volcano_py.api.errors import FieldError, child
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -105,6 +106,23 @@ def owner_references_of(obj: Mapping[str, Any]) -> list[OwnerReference]:
     if not isinstance(refs, list):
         return []
     return [cast(OwnerReference, ref) for ref in refs if isinstance(ref, Mapping)]
+
+
+def copy_annotations(
+    source: Mapping[str, str], target: dict[str, str], keys: Iterable[str]
+) -> None:
+    """Copy the ``keys`` ``source`` has into ``target``, then its disruption budget.
+
+    The budget is ``jdb-min-available`` when ``source`` has it, else ``jdb-max-unavailable``:
+    a vcjob's pods and a PodGroup carry one of the two, as in Volcano.
+    """
+    for key in keys:
+        if key in source:
+            target[key] = source[key]
+    if JDB_MIN_AVAILABLE in source:
+        target[JDB_MIN_AVAILABLE] = source[JDB_MIN_AVAILABLE]
+    elif JDB_MAX_UNAVAILABLE in source:
+        target[JDB_MAX_UNAVAILABLE] = source[JDB_MAX_UNAVAILABLE]
 
 
 def controller_ref(obj: Mapping[str, Any]) -> OwnerReference | None:

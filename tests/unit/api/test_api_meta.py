@@ -9,6 +9,7 @@ from volcano_py.api.errors import FieldError, child, forbidden, index, invalid, 
 from volcano_py.api.meta import (
     annotations_of,
     controller_ref,
+    copy_annotations,
     is_being_deleted,
     labels_of,
     name_of,
@@ -152,3 +153,19 @@ def test_field_error_paths_and_kinds_read_like_the_api_server() -> None:
     assert str(required("f", "give one")) == "f: Required value: give one"
     assert str(required("f", "")) == "f: Required value"
     assert str(forbidden("f", "not here")) == "f: Forbidden: not here"
+
+
+def test_copy_annotations_copies_the_keys_present_and_one_budget_min_available_first() -> None:
+    target = {"kept": "1"}
+    source = {
+        "a": "x",
+        "other": "y",
+        "volcano.sh/jdb-min-available": "2",
+        "volcano.sh/jdb-max-unavailable": "1",
+    }
+    copy_annotations(source, target, ("a", "missing"))
+    assert target == {"kept": "1", "a": "x", "volcano.sh/jdb-min-available": "2"}
+    only_max = {"volcano.sh/jdb-max-unavailable": "1"}
+    budget: dict[str, str] = {}
+    copy_annotations(only_max, budget, ())
+    assert budget == only_max

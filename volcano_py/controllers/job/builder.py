@@ -30,6 +30,7 @@ from typing import Any
 
 from volcano_py.api import JSON
 from volcano_py.api import constants as C
+from volcano_py.api.meta import copy_annotations
 from volcano_py.api.quantity import Quantity, add_resource_lists, format_resource_list
 from volcano_py.api.vcjob import (
     JOB_NAME_KEY,
@@ -272,13 +273,7 @@ def build_pod(job: Mapping[str, Any], view: JobView, task: TaskSpec, ix: int) ->
     )
     if task.topology_policy:
         annotations[NUMA_POLICY_KEY] = task.topology_policy
-    for name in _ANNOTATIONS_FROM_JOB:
-        if name in job_annotations:
-            annotations[name] = job_annotations[name]
-    if C.JDB_MIN_AVAILABLE in job_annotations:
-        annotations[C.JDB_MIN_AVAILABLE] = job_annotations[C.JDB_MIN_AVAILABLE]
-    elif C.JDB_MAX_UNAVAILABLE in job_annotations:
-        annotations[C.JDB_MAX_UNAVAILABLE] = job_annotations[C.JDB_MAX_UNAVAILABLE]
+    copy_annotations(job_annotations, annotations, _ANNOTATIONS_FROM_JOB)
     labels: dict[str, str] = dict(tmeta.get("labels") or {})
     labels.update(
         {

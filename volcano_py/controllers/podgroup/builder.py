@@ -50,6 +50,7 @@ from volcano_py.api.errors import FieldError
 from volcano_py.api.meta import (
     annotations_of,
     controller_ref,
+    copy_annotations,
     labels_of,
     name_of,
     namespace_of,
@@ -223,13 +224,7 @@ def build_podgroup(
         annotations = {k: v for k, v in owner_annotations.items() if _inherited(k)}
 
     pod_annotations = annotations_of(pod)
-    for key in POD_OVERRIDE_ANNOTATIONS:
-        if key in pod_annotations:
-            annotations[key] = pod_annotations[key]
-    if C.JDB_MIN_AVAILABLE in pod_annotations:
-        annotations[C.JDB_MIN_AVAILABLE] = pod_annotations[C.JDB_MIN_AVAILABLE]
-    elif C.JDB_MAX_UNAVAILABLE in pod_annotations:
-        annotations[C.JDB_MAX_UNAVAILABLE] = pod_annotations[C.JDB_MAX_UNAVAILABLE]
+    copy_annotations(pod_annotations, annotations, POD_OVERRIDE_ANNOTATIONS)
     pod_labels = labels_of(pod)
     labels = {key: pod_labels[key] for key in POD_LABELS if key in pod_labels}
 
