@@ -14,6 +14,9 @@ from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
 
+from tests.builders import exact as exact
+from tests.builders import hypernode_body
+from tests.builders import regex as regex
 from volcano_py.api import resources as R
 from volcano_py.kube.errors import AlreadyExists, ApiError, Conflict, NotFound
 from volcano_py.kube.store import Store
@@ -157,31 +160,7 @@ def node_store(*nodes: JSON) -> Store:
     return store
 
 
-def hypernode(
-    name: str,
-    tier: int,
-    members: list[JSON],
-    *,
-    labels: Mapping[str, str] | None = None,
-    tier_name: str | None = None,
-) -> JSON:
-    spec: JSON = {"tier": tier, "members": members}
-    if tier_name is not None:
-        spec["tierName"] = tier_name
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name, "labels": dict(labels or {})},
-        "spec": spec,
-    }
-
-
-def exact(name: str, member_type: str = "Node") -> JSON:
-    return {"type": member_type, "selector": {"exactMatch": {"name": name}}}
-
-
-def regex(pattern: str) -> JSON:
-    return {"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}
+hypernode = hypernode_body  # the name these tests use
 
 
 def label_member(**match: str) -> JSON:
