@@ -92,16 +92,23 @@ class RunningController(Generic[C]):
         self._start()
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """One control plane for the whole session, CRDs installed."""
-    cp = ControlPlane().start()
+@contextmanager
+def plane_with_crds(**options: Any) -> Iterator[ControlPlane]:
+    """A control plane started with ``options``, CRDs installed; stopped after the block."""
+    cp = ControlPlane(**options).start()
     try:
         install_crds(KubeClient(load_config(str(cp.kubeconfig))))
-        os.environ["VOLCANO_PY_TEST_KUBECONFIG"] = str(cp.kubeconfig)
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """One control plane for the whole session, CRDs installed."""
+    with plane_with_crds() as cp:
+        os.environ["VOLCANO_PY_TEST_KUBECONFIG"] = str(cp.kubeconfig)
+        yield cp
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane
 from tests.docblocks import ROOT, doc_commands, doc_files
+from tests.fixtures import plane_with_crds
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import load_config
@@ -39,12 +39,8 @@ KUBECTL = [
 @pytest.fixture(scope="module")
 def run_plane() -> Iterator[ControlPlane]:
     """A control plane like ``make run``'s (the Workload API on), CRDs installed."""
-    cp = ControlPlane(workload_api=True).start()
-    try:
-        install_crds(KubeClient(load_config(str(cp.kubeconfig))))
+    with plane_with_crds(workload_api=True) as cp:
         yield cp
-    finally:
-        cp.stop()
 
 
 def test_the_docs_have_kubectl_lines_to_run() -> None:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane
+from tests.fixtures import plane_with_crds
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.config import load_config
 
@@ -23,12 +23,8 @@ from volcano_py.kube.config import load_config
 @pytest.fixture(scope="module")
 def workload_plane() -> Iterator[ControlPlane]:
     """A control plane with the Workload API's gates and versions on, CRDs installed."""
-    cp = ControlPlane(workload_api=True).start()
-    try:
-        install_crds(KubeClient(load_config(str(cp.kubeconfig))))
+    with plane_with_crds(workload_api=True) as cp:
         yield cp
-    finally:
-        cp.stop()
 
 
 @pytest.fixture(scope="module")
