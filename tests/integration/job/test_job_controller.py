@@ -10,15 +10,15 @@ subresource drive completion and policies; deleting the Job removes its pods and
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from tests.integration.job.conftest import RunningJobController, job_pods, phase, vcjob
-from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
+import pytest
+
+from tests.integration.job.conftest import job_pods, phase, vcjob
+from tests.integration.scheduler.conftest import Topology, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
-from volcano_py.scheduler.scheduler import Scheduler
 
 JSON = dict[str, Any]
 
@@ -28,12 +28,9 @@ def rack_of(racks: dict[str, list[str]], node: str) -> str:
 
 
 def test_guides_hard_tier1_vcjob_runs_inside_one_rack(
-    client: KubeClient, namespace: str, topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
-) -> None:  # fmt: skip
-    racks = two_spines_of_two_racks(topology)
-    run_scheduler()
+    client: KubeClient, namespace: str, topology: Topology, job_cluster: dict[str, list[str]]
+) -> None:
+    racks = job_cluster
     client.create(R.VCJOBS, vcjob("nt-job", namespace, topology, replicas=4, min_available=4,
                                    tier=1))  # fmt: skip
 
@@ -67,12 +64,9 @@ def test_guides_hard_tier1_vcjob_runs_inside_one_rack(
 
 
 def test_guides_partitioned_vcjob_puts_each_partition_in_one_rack(
-    client: KubeClient, namespace: str, topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
-) -> None:  # fmt: skip
-    racks = two_spines_of_two_racks(topology)
-    run_scheduler()
+    client: KubeClient, namespace: str, topology: Topology, job_cluster: dict[str, list[str]]
+) -> None:
+    racks = job_cluster
     partition = {"totalPartitions": 2, "partitionSize": 4,
                  "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}  # fmt: skip
     client.create(R.VCJOBS, vcjob("part-job", namespace, topology, replicas=8, min_available=8,
@@ -94,13 +88,10 @@ def test_guides_partitioned_vcjob_puts_each_partition_in_one_rack(
     wait_for(lambda: _gone(client, R.PODGROUPS, f"part-job-{uid}", namespace), timeout=60)
 
 
+@pytest.mark.usefixtures("job_cluster")
 def test_pod_failed_policy_restarts_the_job_with_a_new_version(
-    client: KubeClient, namespace: str, topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
-) -> None:  # fmt: skip
-    two_spines_of_two_racks(topology)
-    run_scheduler()
+    client: KubeClient, namespace: str, topology: Topology
+) -> None:
     body = vcjob("pol-job", namespace, topology, replicas=2, min_available=2, tier=1,
                  policies=[{"event": "PodFailed", "action": "RestartJob"}], maxRetry=3)  # fmt: skip
     client.create(R.VCJOBS, body)
@@ -147,13 +138,10 @@ def command(ns: str, name: str, job: JSON, action: str) -> JSON:
     }  # fmt: skip
 
 
+@pytest.mark.usefixtures("job_cluster")
 def test_suspend_and_resume_commands(
-    client: KubeClient, namespace: str, topology: Topology,
-    run_scheduler: Callable[..., Callable[[], Scheduler]],
-    job_controller: RunningJobController,
-) -> None:  # fmt: skip
-    two_spines_of_two_racks(topology)
-    run_scheduler()
+    client: KubeClient, namespace: str, topology: Topology
+) -> None:
     client.create(R.VCJOBS, vcjob("cmd-job", namespace, topology, replicas=2, min_available=2,
                                    tier=1))  # fmt: skip
     wait_for(lambda: phase(client, namespace, "cmd-job") == "Running", timeout=90)
