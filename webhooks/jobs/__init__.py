@@ -39,8 +39,6 @@ VALIDATE_PATH = "/jobs/validate"
 MUTATE_PATH = "/jobs/mutate"
 VALIDATE_NAME = "validatejob.volcano.sh"
 MUTATE_NAME = "mutatejob.volcano.sh"
-
-
 JOBS = "batch.volcano.sh/v1alpha1", "jobs", "Namespaced"
 VALIDATE_RULES = (rule_for(*JOBS, "CREATE", "UPDATE"),)
 MUTATE_RULES = (rule_for(*JOBS, "CREATE"),)

@@ -29,8 +29,6 @@ VALIDATE_PATH = "/queues/validate"
 MUTATE_PATH = "/queues/mutate"
 VALIDATE_NAME = "validatequeue.volcano.sh"
 MUTATE_NAME = "mutatequeue.volcano.sh"
-
-
 QUEUES = "scheduling.volcano.sh/v1beta1", "queues", "Cluster"
 VALIDATE_RULES = (rule_for(*QUEUES, "CREATE", "UPDATE", "DELETE"),)
 MUTATE_RULES = (rule_for(*QUEUES, "CREATE"),)
