@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from devcluster.harness import free_port
+from devcluster.manager import webhook_command
 from volcano_py.kube.runtime import tune_gc
 from webhooks import certs
 from webhooks.hypernodes.validator import HyperNodeValidator
@@ -307,23 +308,7 @@ def served(folder: Path) -> int:
     certs.write_cert_dir(certs.generate(), cert_dir)
     ca = cert_dir / certs.CA_FILE
     ours_port, bare_port = free_port(), free_port()
-    ours = start(
-        [
-            sys.executable,
-            "-m",
-            "volcano_py",
-            "webhook",
-            "--cert-dir",
-            str(cert_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(ours_port),
-            "--no-cluster",
-        ],
-        ours_port,
-        ca,
-    )
+    ours = start(webhook_command(cert_dir, ours_port, "--no-cluster"), ours_port, ca)
     bare = start_bare(bare_port, cert_dir)
     failed = 0
     try:

@@ -110,6 +110,23 @@ def manager_certs(work: Path) -> Path:
     return cert_dir
 
 
+def webhook_command(cert_dir: Path, port: int, *flags: str) -> list[str]:
+    """``volcano-py webhook`` serving ``cert_dir``'s certificate on 127.0.0.1:``port``."""
+    return [
+        sys.executable,
+        "-m",
+        "volcano_py",
+        "webhook",
+        "--cert-dir",
+        str(cert_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *flags,
+    ]
+
+
 def start_manager(
     cp: ControlPlane, work: Path, *extra: str, webhook_port: int | None = None
 ) -> ManagerProcess:

@@ -15,7 +15,6 @@ import os
 import signal
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -27,6 +26,7 @@ import pytest
 import yaml
 
 from devcluster.harness import ControlPlane, free_port
+from devcluster.manager import webhook_command
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -94,20 +94,7 @@ def webhook_server(
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "volcano_py",
-                "webhook",
-                "--cert-dir",
-                str(cert_dir),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--kubeconfig",
-                str(control_plane.kubeconfig),
-            ],
+            webhook_command(cert_dir, port, "--kubeconfig", str(control_plane.kubeconfig)),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

@@ -9,7 +9,6 @@ import os
 import signal
 import ssl
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from cryptography import x509
 
 from devcluster.harness import free_port
+from devcluster.manager import webhook_command
 from webhooks import certs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -64,21 +64,7 @@ def test_rotation_keeps_serving_and_switches_new_connections(tmp_path: Path) -> 
     certs.write_cert_dir(first, cert_dir)
     port = free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "volcano_py",
-            "webhook",
-            "--cert-dir",
-            str(cert_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-cluster",
-            "--cert-reload-seconds",
-            "0.2",
-        ],
+        webhook_command(cert_dir, port, "--no-cluster", "--cert-reload-seconds", "0.2"),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
