@@ -25,6 +25,9 @@ BUILTIN_QUEUES = (ROOT_QUEUE, DEFAULT_QUEUE)
 QUEUE_CONTROLLER_NAME = "queue-controller"
 # set by the queue controller on a queue it closed because its parent closed
 CLOSED_BY_PARENT_ANNOTATION = "volcano.sh/closed-by-parent"
+# hierarchical DRF's queue tree (``drf`` with ``enableHierarchy``): ``root/eng/prod``, ``1/2/8``
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
 
 
 class QueueState(StrEnum):
@@ -50,6 +53,8 @@ class Queue:
     parent: str
     state: QueueState
     status: Mapping[str, Any]
+    hierarchy: str = ""  # ``volcano.sh/hierarchy``
+    hierarchy_weights: str = ""  # ``volcano.sh/hierarchy-weights``
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> Queue:
@@ -72,8 +77,10 @@ class Queue:
             state = QueueState(raw_state) if raw_state else QueueState.OPEN
         except ValueError:
             state = QueueState.UNKNOWN
+        meta = metadata(obj)
+        annotations = read_object(meta.get("annotations") or {}, "metadata.annotations")
         return cls(
-            name=read_str(metadata(obj), "name", "metadata"),
+            name=read_str(meta, "name", "metadata"),
             # Volcano's defaulting webhook sets weight 1; 0 means "no share" only when written
             weight=1 if weight is None else weight,
             capability=read_object(spec.get("capability") or {}, "spec.capability"),
@@ -84,6 +91,10 @@ class Queue:
             parent=read_str(spec, "parent", "spec"),
             state=state,
             status=status,
+            hierarchy=read_str(annotations, HIERARCHY_ANNOTATION, "metadata.annotations"),
+            hierarchy_weights=read_str(
+                annotations, HIERARCHY_WEIGHTS_ANNOTATION, "metadata.annotations"
+            ),
         )
 
     @property

@@ -37,10 +37,8 @@ from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_QUEUE
 from volcano_py.api.errors import FieldError
 from volcano_py.api.quantity import ZERO, Quantity, add_resource_lists, parse_resource_list
-from volcano_py.api.queue import ROOT_QUEUE
+from volcano_py.api.queue import HIERARCHY_ANNOTATION, HIERARCHY_WEIGHTS_ANNOTATION, ROOT_QUEUE
 
-HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
-HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
 MAX_WEIGHT = 65535
 STATES = ("Open", "Closed")
 

@@ -177,6 +177,7 @@ def queue(
     deserved: Mapping[str, Any] | None = None,
     parent: str | None = None,
     state: str | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> JSON:
     """A Queue."""
     spec: JSON = {}
@@ -196,6 +197,8 @@ def queue(
         "metadata": {"name": name},
         "spec": spec,
     }
+    if annotations:
+        obj["metadata"]["annotations"] = dict(annotations)
     if state:
         obj["status"] = {"state": state}
     return obj

@@ -8,7 +8,9 @@ Jobs (Inqueue or already Running, valid, with pending tasks) go in the plugins' 
 partition) not yet ready gets only its minimum in the first round; the flat jobs ready with
 pods left (those just placed, and running gangs scaling up) get the rest in a second round,
 in the same order — so every gang gets its minimum before any gang gets more (Volcano puts a
-job that became ready back into its queue, behind the gangs not yet ready). Pods with
+job that became ready back into its queue, behind the gangs not yet ready). With
+hierarchical DRF (``Session.one_task_per_turn``) the second round goes one task per turn,
+the queue re-chosen after each, as Volcano's loop does. Pods with
 scheduling gates are never placed; a gang they keep below minMember is not tried and says so
 (``scheduling_gates``), as is a job with a pending pod asking for DRA resource claims
 (``dra_claims``) or with a PersistentVolumeClaim it cannot use yet (``volume_claims``). For
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from typing import Any
 
 from volcano_py.api.constants import (
     NOT_ENOUGH_RESOURCES_REASON,
@@ -61,6 +64,7 @@ from volcano_py.scheduler.actions.placement import (
     without_reserved,
 )
 from volcano_py.scheduler.actions.pod_slots import pod_slots_fit
+from volcano_py.scheduler.actions.queue_heap import QueueHeap
 from volcano_py.scheduler.actions.queue_quota import queue_ordered, queue_refusal
 from volcano_py.scheduler.actions.scheduling_gates import gated_fit
 from volcano_py.scheduler.actions.volume_claims import volume_fit
@@ -104,6 +108,9 @@ class AllocateAction:
                 more.append(job)
             if ssn.work.end():
                 over.append(job)
+        if ssn.one_task_per_turn:
+            _one_task_per_turn(ssn, more, reserved)
+            more = []
         for left, job in enumerate(queue_ordered(ssn, more), start=1 - len(more)):
             refused = queue_refusal(ssn, job)  # the first round may have filled the queue
             if refused is not None:
@@ -119,6 +126,46 @@ class AllocateAction:
                 ssn.work.begin(job.key, bounded=False)
                 _place(ssn, job, _others(reserved, job), until_ready=False)
                 ssn.work.end()
+
+
+def _one_task_per_turn(ssn: Session, jobs: list[JobInfo], reserved: dict[str, set[str]]) -> None:
+    """The second round task by task, queues taking turns as in Volcano's allocate.
+
+    Volcano puts a ready job back into its queue after each task and the queue back into
+    its heap of queues (``queue_heap``), so with hierarchical DRF what is left after the
+    minimums is split by the tree's weights rather than taken by the first job in order.
+    """
+    job_key = ssn.job_order_key()
+    by_queue: dict[str, list[JobInfo]] = {}
+    for job in jobs:
+        by_queue.setdefault(job.queue, []).append(job)
+    queue_key = ssn.queue_order_key()
+
+    def key(name: str) -> Any:
+        return queue_key(ssn.queues[name])
+
+    heap = QueueHeap(lambda a, b: bool(key(a) < key(b)))
+    for name in sorted(by_queue, key=key):
+        heap.push(name)
+    while heap:
+        name = heap.pop()
+        waiting = by_queue[name]
+        if not waiting:
+            continue  # its last job is done: the queue leaves the heap
+        job = min(waiting, key=job_key)
+        refused = queue_refusal(ssn, job)
+        left = len(job.pending_tasks())
+        if refused is None:
+            ssn.work.begin(job.key, bounded=False)
+            allocate_without_topology(ssn, job, _others(reserved, job), until_ready=True)
+            ssn.work.end()
+            if len(job.pending_tasks()) == left:  # none of its pods fits now: say why
+                allocate_without_topology(ssn, job, _others(reserved, job))
+        else:
+            ssn.job_fit[job.key] = refused
+        if refused is not None or len(job.pending_tasks()) in (0, left):
+            waiting.remove(job)
+        heap.push(name)
 
 
 def _others(reserved: dict[str, set[str]], job: JobInfo) -> set[str]:

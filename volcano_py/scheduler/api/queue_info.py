@@ -61,6 +61,16 @@ class QueueInfo:
         return self.queue.parent
 
     @property
+    def hierarchy(self) -> str:
+        """``volcano.sh/hierarchy`` (hierarchical DRF's path, ``root/eng/prod``)."""
+        return self.queue.hierarchy
+
+    @property
+    def hierarchy_weights(self) -> str:
+        """``volcano.sh/hierarchy-weights`` (one weight per path part, ``1/2/8``)."""
+        return self.queue.hierarchy_weights
+
+    @property
     def state(self) -> QueueState:
         """``status.state``."""
         return self.queue.state

@@ -105,6 +105,8 @@ class Session(ExtensionPoints):
         # domains preempt/reclaim evaluate per job (network-topology-aware's
         # ``hypernode.gradient.evict.max-hypernodes``)
         self.evict_max_hypernodes = DEFAULT_EVICT_MAX_HYPERNODES
+        # past the gangs' minimums, allocate re-chooses the queue after every task (hdrf)
+        self.one_task_per_turn = False
         ExtensionPoints.__init__(self, conf.tiers)
         for job in self.jobs.values():
             resolve_job_topology(job, self.tree, self._nodes, self.notes)

@@ -2,9 +2,15 @@
 
 A job's share is, over the resources of the cluster, the largest ratio of what its placed
 tasks hold to the cluster's total allocatable. Shares follow allocations in the session
-(event handlers), so the next job picked sees the last placement. Volcano's hierarchical
-DRF (``enableHierarchy``) and its preempt/reclaim hooks are not carried over. At session close
-the shares are exported as Volcano's ``volcano_job_share`` (``support/job_metrics.py``).
+(event handlers), so the next job picked sees the last placement. At session close the
+shares are exported as Volcano's ``volcano_job_share`` (``support/job_metrics.py``).
+
+With ``enableHierarchy: true`` on its entry (Volcano's hdrf), the queues' annotations
+``volcano.sh/hierarchy`` / ``volcano.sh/hierarchy-weights`` make a tree
+(``support/hdrf.py``): queues are ordered by their weighted shares level by level, reclaim
+takes only from queues still ahead after the move, and allocate gives one task per turn
+past the gangs' minimums (``Session.one_task_per_turn``) so that what is left is split by
+the tree. Volcano's drf preempt hook (job shares within a queue) is not carried over.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.interface import EventHandler
 from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.support.hdrf import HierarchicalDrf
 from volcano_py.scheduler.plugins.support.job_metrics import export_job_shares
 
 
@@ -31,6 +38,7 @@ class DrfPlugin:
         self.total = Resource()
         self.allocated: dict[str, Resource] = {}
         self.shares: dict[str, float] = {}
+        self.hdrf: HierarchicalDrf | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Sum the cluster, the jobs' placed tasks; register the order and the followers."""
@@ -46,6 +54,11 @@ class DrfPlugin:
             self.shares[job.key] = self.share(held)
         ssn.add_job_order_fn(self.name, self.job_order)
         ssn.add_event_handler(EventHandler(self._follow(1), self._follow(-1)))
+        if ssn.hierarchy_enabled(self.name):
+            self.hdrf = HierarchicalDrf(ssn, self.total, self.allocated)
+            ssn.add_queue_order_fn(self.name, self.hdrf.queue_order)
+            ssn.add_reclaimable_fn(self.name, self.hdrf.reclaimable)
+            ssn.one_task_per_turn = True
 
     def share(self, held: Resource) -> float:
         """The dominant share of ``held``."""
@@ -71,6 +84,8 @@ class DrfPlugin:
             else:
                 held.sub(task.resreq)
             self.shares[task.job] = self.share(held)
+            if self.hdrf is not None:
+                self.hdrf.follow(task, sign)
 
         return on_event
 
@@ -79,3 +94,4 @@ class DrfPlugin:
         export_job_shares(ssn.jobs, self.shares)
         self.allocated = {}
         self.shares = {}
+        self.hdrf = None
