@@ -163,10 +163,15 @@ def path_words(words: list[str]) -> list[str]:
 
     A word names one when it ends in a file extension (``.yaml``, ``.conf``, ...) or its first
     part is a folder of the repository (``examples/``, ``manifests/``); ``team-a/llm-train`` or
-    ``svc/volcano-py`` do not.
+    ``svc/volcano-py`` do not. A ``VARIABLE=value`` word (a make variable) is read as the
+    words of its value.
     """
     paths = []
     for word in words:
+        variable = re.match(r"^[A-Z][A-Z0-9_]*=(.*)$", word, re.DOTALL)
+        if variable:  # make run MANAGER_ARGS='--scheduler-conf FILE': the words of its value
+            paths += path_words(shlex.split(variable.group(1)))
+            continue
         value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
         if value.startswith(("-", "<", "http", "~", "$", "/", ".venv")) or "://" in value:
             continue
