@@ -22,9 +22,9 @@ and for reclaim victims. Every change recomputes the whole tree, as Volcano does
 O(jobs) per placed task.
 
 ``compare(left, right)`` is Volcano's ``compareQueues``: walk both queues' paths from
-``root``; at the first level where the nodes differ, an unsaturated node goes before a
-saturated one, then the lower ``share / weight`` goes first; equal values look one level
-down. A queue whose path is not in the tree yet compares as an empty node.
+``root`` level by level (as deep as the shorter path); at each level an unsaturated node
+goes before a saturated one, then the lower ``share / weight`` goes first; equal values
+look one level down. A queue whose path is not in the tree yet compares as an empty node.
 
 Shares are over the cluster's allocatable (cpu, memory and the scalars; ``pods`` is not a
 resource here, see ``api/resource.py``, where Volcano counts one per task).
