@@ -48,9 +48,19 @@ REASON_SCHEDULED = "Scheduled"
 NATIVE_VIEW_ANNOTATION = "volcano-py.io/native-podgroup"
 
 
+def has_kind(obj: Mapping[str, Any], api_version: str, kind: str) -> bool:
+    """Whether ``obj`` says it is ``api_version`` / ``kind``."""
+    return obj.get("apiVersion") == api_version and obj.get("kind") == kind
+
+
+def with_kind(obj: JSON, api_version: str, kind: str) -> JSON:
+    """``obj`` with its apiVersion and kind set (the items of a LIST carry neither)."""
+    return obj if has_kind(obj, api_version, kind) else dict(obj, apiVersion=api_version, kind=kind)
+
+
 def is_native(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is a ``scheduling.k8s.io`` PodGroup (not a Volcano one)."""
-    return obj.get("apiVersion") == NATIVE_API_VERSION and obj.get("kind") == NATIVE_KIND
+    return has_kind(obj, NATIVE_API_VERSION, NATIVE_KIND)
 
 
 def as_native(obj: JSON) -> JSON:
@@ -59,9 +69,7 @@ def as_native(obj: JSON) -> JSON:
     The items of a LIST carry neither (a watch event's object does), and the cache and the
     writer tell the two kinds called PodGroup apart by them.
     """
-    if is_native(obj):
-        return obj
-    return dict(obj, apiVersion=NATIVE_API_VERSION, kind=NATIVE_KIND)
+    return with_kind(obj, NATIVE_API_VERSION, NATIVE_KIND)
 
 
 def is_native_view(pg: Mapping[str, Any]) -> bool:

@@ -28,8 +28,9 @@ from typing import Protocol
 
 from volcano_py.api import JSON
 from volcano_py.api.meta import object_key
+from volcano_py.api.native_composite import is_native_composite
 from volcano_py.api.native_groups import is_native
-from volcano_py.api.resources import NATIVE_PODGROUPS, PODGROUPS, PODS
+from volcano_py.api.resources import NATIVE_COMPOSITES, NATIVE_PODGROUPS, PODGROUPS, PODS
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, Conflict, NotFound
@@ -166,6 +167,8 @@ class KubeWriter:
         try:
             if is_native(pg):  # kube-scheduler's condition, on the status subresource
                 self.client.update(NATIVE_PODGROUPS, pg, subresource="status")
+            elif is_native_composite(pg):
+                self.client.update(NATIVE_COMPOSITES, pg, subresource="status")
             else:
                 self.client.update(PODGROUPS, pg)
         except (Conflict, NotFound) as e:

@@ -12,7 +12,9 @@
   pending tasks left goes back in the queue; the trial stops as soon as the job is ready
   (``minMember``, ``minTaskMember``, every policy's ``minSubGroups``) — unless it was ready
   already (a later round), then it places every SubJob it can. The trial's score is
-  the sum of the placed SubJobs' HyperNode scores.
+  the sum of the placed SubJobs' HyperNode scores. A native CompositePodGroup's trial that
+  fails is run again with the SubJob (child PodGroup) that failed first moved to the front,
+  up to once per SubJob (``_try_domain``): backtracking across children.
 - **Nomination.** A HyperNode preempt/reclaim nominated for the job is tried first, as a
   gradient of its own; the nodes nominated for other jobs are left out of every SubJob's
   candidates (``reserved``), so nobody takes the room freed for them.
@@ -105,7 +107,7 @@ def _allocate_round(
     if nominated in ssn.hypernodes:
         gradients = [[ssn.hypernodes[nominated]], *gradients]
     for gradient in gradients:
-        best: tuple[float, HyperNodeInfo] | None = None
+        best: tuple[float, HyperNodeInfo, list[SubJobInfo]] | None = None
         seen: set[Hashable] = set()
         order = ordered_sub_jobs(job)
         shapes = {sj.uid: _fresh_shape(sj) for sj in order}
@@ -115,21 +117,16 @@ def _allocate_round(
                 if signature is not None and signature in seen:
                     continue  # a copy of a domain tried before: same sum, the earlier name wins
                 seen.add(signature)
-            stmt = ssn.statement()
-            saved = _save(job)
-            score, failed = trial(
-                ssn, stmt, job, domain, order, shapes, explain=not failure, reserved=reserved
+            ready, score, failed, tried = _try_domain(
+                ssn, job, domain, order, shapes, explain=not failure, reserved=reserved
             )
-            ready = len(stmt) > 0 and ssn.job_ready(job)
-            stmt.discard()
-            _restore(job, saved)
             if ready and (best is None or score > best[0]):
-                best = (score, domain)
+                best = (score, domain, tried)
             elif not ready and not failure:
                 failure = failed
         if best is not None:
             stmt = ssn.statement()
-            trial(ssn, stmt, job, best[1], order, shapes, reserved=reserved)
+            trial(ssn, stmt, job, best[1], best[2], shapes, reserved=reserved)
             stmt.commit()
             job.allocated_hypernode = ssn.placed_lca(job)
             log.info(
@@ -144,6 +141,43 @@ def _allocate_round(
     return False
 
 
+def _try_domain(
+    ssn: Session,
+    job: JobInfo,
+    domain: HyperNodeInfo,
+    order: list[SubJobInfo],
+    shapes: dict[str, Hashable | None],
+    explain: bool,
+    reserved: frozenset[str] | set[str],
+) -> tuple[bool, float, str, list[SubJobInfo]]:
+    """One domain's trial: (ready, score, why it failed, the SubJob order that was ready).
+
+    A native CompositePodGroup (``job.children``) whose trial fails is tried again with the
+    SubJob that failed first placed first, up to once per SubJob: the children that went
+    before it may have taken the room only it could use (kube-scheduler places the children
+    greedily, once). Other jobs get the one trial Volcano gives them.
+    """
+    tried, failure = order, ""
+    for _ in range(len(order) if job.children else 1):
+        stmt = ssn.statement()
+        saved = _save(job)
+        failed_first: list[str] = []
+        score, failed = trial(
+            ssn, stmt, job, domain, tried, shapes, explain and not failure, reserved, failed_first
+        )
+        failure = failure or failed
+        ready = len(stmt) > 0 and ssn.job_ready(job)
+        stmt.discard()
+        _restore(job, saved)
+        if ready:
+            return True, score, failure, tried
+        if not failed_first or failed_first[0] == tried[0].uid:
+            break
+        first = next(sj for sj in tried if sj.uid == failed_first[0])
+        tried = [first, *(sj for sj in tried if sj is not first)]
+    return False, 0.0, failure, tried
+
+
 def trial(
     ssn: Session,
     stmt: Statement,
@@ -153,6 +187,7 @@ def trial(
     shapes: dict[str, Hashable | None],
     explain: bool = False,
     reserved: frozenset[str] | set[str] = frozenset(),
+    failed_first: list[str] | None = None,
 ) -> tuple[float, str]:
     """Place SubJobs (in ``order``) inside ``domain``: (sum of their scores, why the first failed).
 
@@ -161,6 +196,7 @@ def trial(
     its pods placed) shaped like one that already failed in this trial is not tried: room only
     shrinks as the trial goes on, so it would fail the same way. ``shapes``: each SubJob's
     shape at the start of the round (``_fresh_shape``). ``reserved``: nodes no SubJob may use.
+    ``failed_first``: gets the id of the first SubJob that could not be placed.
     """
     queue = list(order)
     total = 0.0
@@ -179,6 +215,8 @@ def trial(
         reasons: Counter[str] = Counter()
         score = place_sub_job(ssn, stmt, job, sub_job, domain, reasons, reserved)
         if score is None:
+            if failed_first is not None and not failed_first:
+                failed_first.append(sub_job.uid)
             if explain and not failed:
                 failed = sub_job_failure(ssn, sub_job, domain, reasons)
             if shape is not None:

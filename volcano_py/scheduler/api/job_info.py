@@ -22,6 +22,8 @@ from volcano_py.api.constants import (
     PodGroupPhase,
 )
 from volcano_py.api.errors import FieldError
+from volcano_py.api.native_composite import CHILD_POLICY, CHILDREN_FIELD, ERROR_FIELD
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.api.podgroup import (
     NetworkTopology,
     SubGroupPolicy,
@@ -31,7 +33,7 @@ from volcano_py.api.podgroup import (
 )
 from volcano_py.api.topology_annotations import topology_from_annotations
 from volcano_py.scheduler.api.resource import Resource, least_sum
-from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo
+from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo, sub_job_id
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
 
 TASK_SPEC_KEY = "volcano.sh/task-spec"
@@ -42,6 +44,7 @@ class JobInfo:
 
     __slots__ = (
         "allocated_hypernode",
+        "children",
         "creation",
         "highest_tier",
         "highest_tier_name",
@@ -95,6 +98,8 @@ class JobInfo:
         self.policies: tuple[SubGroupPolicy, ...] = ()
         self.sub_jobs: dict[str, SubJobInfo] = {}
         self.task_to_sub_job: dict[str, str] = {}
+        # a native CompositePodGroup's children: PodGroup name -> (minCount, topology)
+        self.children: dict[str, tuple[int, NetworkTopology | None]] = {}
         try:
             self._parse_spec(spec, annotations)
         except FieldError as e:
@@ -111,6 +116,9 @@ class JobInfo:
         self.min_resources = Resource.from_list(spec.get("minResources"), "spec.minResources")
         self.min_task_member = dict(read_min_task_member(spec.get("minTaskMember")))
         self.policies = read_sub_group_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy")
+        if spec.get(ERROR_FIELD):
+            raise FieldError("", str(spec[ERROR_FIELD]))
+        self.children = read_children(spec.get(CHILDREN_FIELD))
         topology = spec.get("networkTopology")
         if not topology:
             asked = topology_from_annotations(annotations, f"PodGroup {self.key}")
@@ -139,6 +147,11 @@ class JobInfo:
         self.task_to_sub_job[task.key] = sub_job.uid
 
     def _sub_job_for(self, task: TaskInfo) -> SubJobInfo:
+        child = self.children.get(pod_group_name(task.pod)) if self.children else None
+        if child is not None:  # a native CompositePodGroup's child PodGroup
+            name = pod_group_name(task.pod)
+            sub_job = SubJobInfo(sub_job_id(CHILD_POLICY, (name,)), CHILD_POLICY, *child)
+            return self.sub_jobs.setdefault(sub_job.uid, sub_job)
         if self.policies:
             labels = (task.pod.get("metadata") or {}).get("labels") or {}
             for policy in self.policies:
@@ -293,6 +306,29 @@ class JobInfo:
     def __repr__(self) -> str:
         """``Job(ns/name minMember=N tasks=M)``."""
         return f"Job({self.key} minMember={self.min_member} tasks={len(self.tasks)})"
+
+
+def read_children(data: object) -> dict[str, tuple[int, NetworkTopology | None]]:
+    """A composite view's ``nativeChildren`` (``api/native_composite.py``), each checked."""
+    if not data:
+        return {}
+    if not isinstance(data, dict):
+        raise FieldError(CHILDREN_FIELD, "must be an object")
+    out: dict[str, tuple[int, NetworkTopology | None]] = {}
+    for name, entry in data.items():
+        size = entry.get("minMember")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise FieldError(
+                f"PodGroup {name} spec.schedulingPolicy.gang.minCount",
+                f"must be a non-negative integer, got {size!r}",
+            )
+        topology = entry.get("networkTopology")
+        field = f"PodGroup {name} networkTopology"
+        out[name] = (
+            max(size, 1),
+            None if topology is None else NetworkTopology.from_dict(topology, field),
+        )
+    return out
 
 
 def task_role(task: TaskInfo) -> str:

@@ -35,6 +35,8 @@ Contract:
   it came (``native_podgroup``) and, for the jobs, as its Volcano-shaped view with the
   scheduler's own status (``keep_native_status``). A Volcano PodGroup of the same
   namespace/name wins: the native one waits behind it and comes back when it is deleted.
+  A root ``CompositePodGroup`` is one job whose tasks are its child PodGroups' pods
+  (``composites.py``, ``api/native_composite.py``); its view is rebuilt when a child changes.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 
@@ -56,9 +58,21 @@ from functools import partial
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, DEFAULT_SCHEDULER_NAME
 from volcano_py.api.meta import object_key
-from volcano_py.api.native_groups import as_native, is_native, is_native_view, volcano_view
+from volcano_py.api.native_composite import (
+    as_native_composite,
+    is_native_composite,
+    parent_name,
+)
+from volcano_py.api.native_groups import (
+    as_native,
+    is_native,
+    is_native_view,
+    pod_group_name,
+    volcano_view,
+)
 from volcano_py.api.resources import (
     HYPERNODES,
+    NATIVE_COMPOSITES,
     NATIVE_PODGROUPS,
     NODES,
     PERSISTENTVOLUMECLAIMS,
@@ -76,6 +90,7 @@ from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
+from volcano_py.scheduler.cache.composites import CompositeGroups
 from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.nodes import NodeStore
@@ -136,17 +151,23 @@ class SchedulerCache:
         self._queues: dict[str, JSON] = {}
         self._native: dict[str, JSON] = {}  # native PodGroups as they came, by key
         self._shadowed: dict[str, JSON] = {}  # native ones behind a Volcano one of their name
+        self._composites = CompositeGroups()  # native CompositePodGroups and their children
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
 
     # -- informer wiring --------------------------------------------------------------------
 
     def attach(
-        self, informers: SharedInformerFactory, *, native: bool = False
+        self,
+        informers: SharedInformerFactory,
+        *,
+        native: bool = False,
+        composite: bool = False,
     ) -> list[HandlerRegistration]:
         """Register handlers on a ``SharedInformerFactory``; returns the registrations.
 
-        ``native``: the API server serves ``scheduling.k8s.io/v1beta1`` PodGroups (read them).
+        ``native``: the API server serves ``scheduling.k8s.io/v1beta1`` PodGroups (read them);
+        ``composite``: and ``v1alpha3`` CompositePodGroups.
         """
         wiring: list[tuple[APIResource, _Handler, _Handler]] = [
             (NODES, self.update_node, self.delete_node),
@@ -159,6 +180,8 @@ class SchedulerCache:
             wiring.append(
                 (NATIVE_PODGROUPS, self.update_native_podgroup, self.delete_native_podgroup)
             )
+        if composite:
+            wiring.append((NATIVE_COMPOSITES, self.update_composite, self.delete_composite))
         for resource, kind in (
             (PERSISTENTVOLUMECLAIMS, CLAIM),
             (PERSISTENTVOLUMES, VOLUME),
@@ -289,7 +312,9 @@ class SchedulerCache:
         ours = (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name
         if not task.node_name and not ours:
             return
-        if ours and not task.job:
+        if task.job:
+            task.job = self._composites.job_of(task.job)  # a child PodGroup's: its parent's
+        elif ours:
             task.job = self.jobs.job_of(pod, bool(task.node_name))
         if not task.node_name and not task.job:
             return
@@ -379,6 +404,12 @@ class SchedulerCache:
         A native one (``scheduling.k8s.io``) is kept and its Volcano-shaped view is the job's;
         while a Volcano PodGroup of the same name exists, the native one waits behind it.
         """
+        if is_native_composite(pg):
+            self.update_composite(pg)
+            return
+        if is_native(pg) and parent_name(pg):
+            self.update_native_podgroup(pg)
+            return
         key = object_key(pg)
         with self._lock:
             if is_native(pg):
@@ -394,12 +425,61 @@ class SchedulerCache:
             self._put_podgroup(key, pg)
 
     def update_native_podgroup(self, pg: JSON) -> None:
-        """A ``scheduling.k8s.io`` PodGroup from its informer (a listed item has no kind)."""
-        self.update_podgroup(as_native(pg))
+        """A ``scheduling.k8s.io`` PodGroup from its informer (a listed item has no kind).
+
+        One naming a parent CompositePodGroup is a child: part of its parent's job.
+        """
+        if not parent_name(pg):
+            self.update_podgroup(as_native(pg))
+            return
+        with self._lock:
+            new = not self._composites.has_child(object_key(pg))
+            parent = self._composites.put_child(as_native(pg))
+            if new:
+                self._refile(pg)
+            self._put_composite(parent)
 
     def delete_native_podgroup(self, pg: JSON) -> None:
         """A ``scheduling.k8s.io`` PodGroup was deleted."""
-        self.delete_podgroup(as_native(pg))
+        if not parent_name(pg):
+            self.delete_podgroup(as_native(pg))
+            return
+        with self._lock:
+            parent = self._composites.remove_child(pg)
+            self._refile(pg)
+            self._put_composite(parent)
+
+    def update_composite(self, composite: JSON) -> None:
+        """A ``scheduling.k8s.io/v1alpha3`` CompositePodGroup was added or changed."""
+        composite = as_native_composite(composite)
+        key = object_key(composite)
+        with self._lock:
+            self._composites.put(composite)
+            self._native[key] = composite  # its condition is written as a PodGroup's
+            self._put_composite(key)
+
+    def delete_composite(self, composite: JSON) -> None:
+        """A CompositePodGroup was deleted: its children's pods wait for it again."""
+        composite = as_native_composite(composite)
+        with self._lock:
+            self._composites.remove(composite)
+            self.delete_podgroup(composite)
+
+    def _put_composite(self, key: str) -> None:
+        """The composite job ``key``'s view rebuilt with its children (none when not cached)."""
+        view = self._composites.view(key, (self.jobs.podgroup(key) or {}).get("status"))
+        if view is not None:
+            self._put_podgroup(key, view)
+
+    def _refile(self, child: JSON) -> None:
+        """The cached pods of a child PodGroup filed again (it joined or left its parent)."""
+        meta = child.get("metadata") or {}
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        for key, task in list(self._tasks.items()):
+            pod = self._pods.get(key)
+            if pod is not None and task.namespace == namespace and pod_group_name(pod) == name:
+                self._drop_task(key)
+                self._add_task(key, pod)
 
     def _put_podgroup(self, key: str, pg: JSON) -> None:
         old = self.jobs.update_podgroup(key, pg)

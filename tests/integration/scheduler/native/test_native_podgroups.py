@@ -63,8 +63,11 @@ def _nodes_of(client: KubeClient, ns: str, names: list[str]) -> dict[str, str]:
     return {n: pods[n]["spec"].get("nodeName", "") for n in names if n in pods}
 
 
-def _condition(client: KubeClient, ns: str, name: str) -> JSON | None:
-    pg = client.get(R.NATIVE_PODGROUPS, name, ns)
+def _condition(
+    client: KubeClient, ns: str, name: str, resource: R.APIResource = R.NATIVE_PODGROUPS
+) -> JSON | None:
+    """The ``PodGroupInitiallyScheduled`` condition of a native PodGroup (or ``resource``)."""
+    pg = client.get(resource, name, ns)
     for c in (pg.get("status") or {}).get("conditions") or []:
         if c["type"] == INITIALLY_SCHEDULED:
             return dict(c)

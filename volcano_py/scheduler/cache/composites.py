@@ -1,0 +1,65 @@
+"""``CompositeGroups``: the cache's native CompositePodGroups and their child PodGroups.
+
+A root CompositePodGroup is one job (``api/native_composite.py``): the pods of its child
+PodGroups are its tasks. This part keeps the composites and the children as they came and
+says which job a child's pods belong to (``job_of``): the parent's ``namespace/name`` while
+the child PodGroup names one, the child's own otherwise. A child whose parent does not exist
+(yet) leaves its pods in a job with no PodGroup: they wait, as the pods of a missing PodGroup
+do. The cache calls it under its lock.
+"""
+
+from __future__ import annotations
+
+from volcano_py.api import JSON
+from volcano_py.api.meta import object_key
+from volcano_py.api.native_composite import composite_view, parent_name
+
+
+class CompositeGroups:
+    """CompositePodGroups and the native PodGroups naming one as their parent, by key."""
+
+    __slots__ = ("_children", "_composites")
+
+    def __init__(self) -> None:
+        self._composites: dict[str, JSON] = {}
+        self._children: dict[str, JSON] = {}  # child PodGroup key -> the PodGroup
+
+    def has_child(self, key: str) -> bool:
+        """Whether ``key`` is a cached child PodGroup."""
+        return key in self._children
+
+    def job_of(self, job: str) -> str:
+        """The job the pods naming ``job`` (``namespace/name`` of a PodGroup) belong to."""
+        child = self._children.get(job)
+        if child is None:
+            return job
+        return f"{job.split('/', 1)[0]}/{parent_name(child)}"
+
+    def put_child(self, pg: JSON) -> str:
+        """A child PodGroup was added or changed; its parent's key."""
+        key = object_key(pg)
+        self._children[key] = pg
+        return self.job_of(key)
+
+    def remove_child(self, pg: JSON) -> str:
+        """A child PodGroup was deleted; its parent's key."""
+        key = object_key(pg)
+        parent = self.job_of(key)
+        self._children.pop(key, None)
+        return parent
+
+    def put(self, composite: JSON) -> None:
+        """A CompositePodGroup was added or changed."""
+        self._composites[object_key(composite)] = composite
+
+    def remove(self, composite: JSON) -> None:
+        """A CompositePodGroup was deleted."""
+        self._composites.pop(object_key(composite), None)
+
+    def view(self, key: str, status: JSON | None) -> JSON | None:
+        """The job's Volcano-shaped view of the composite ``key`` (None when not cached)."""
+        composite = self._composites.get(key)
+        if composite is None:
+            return None
+        children = [pg for child, pg in self._children.items() if self.job_of(child) == key]
+        return composite_view(composite, children, status)
