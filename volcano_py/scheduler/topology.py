@@ -2,7 +2,9 @@
 
 - ``highestTierName`` is translated through the tree's tierName → tier map. An unknown name is
   never dropped silently: a hard-mode job gets ``topology_error`` and waits with a condition
-  saying so; a soft-mode job (best effort anyway) keeps going and the name is logged.
+  saying so; a soft-mode job (best effort anyway) keeps going and the name is logged. A
+  native PodGroup's key (a node label) that names no tier is placed within one value of that
+  label instead, as kube-scheduler does (``job.label_key``, ``actions/allocate_label.py``).
 - A hard-mode job with neither ``highestTierAllowed`` nor a name may span up to the virtual
   top tier (the whole cluster), still placed through the HyperNode path.
 - Soft mode (Volcano HEAD, PR #5206): the job is searched like a hard one bounded by the
@@ -31,6 +33,7 @@ from __future__ import annotations
 import logging
 
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE, NetworkTopologyMode
+from volcano_py.api.native_groups import is_native_view
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
@@ -74,6 +77,10 @@ def resolve_job_topology(
         tier = tree.tier_names.get(job.highest_tier_name)
         if tier is not None:
             job.highest_tier = tier
+        elif hard and not job.policies and is_native_view(job.podgroup):
+            # kube-scheduler's way: within one value of the node label (allocate_label.py)
+            job.label_key, job.mode = job.highest_tier_name, None
+            return
         elif hard:
             known = ", ".join(sorted(tree.tier_names)) or "none"
             job.topology_error = (

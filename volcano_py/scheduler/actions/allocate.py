@@ -17,6 +17,8 @@ scheduling gates are never placed; a gang they keep below minMember is not tried
 each job:
 
 - **Partitioned jobs** (``subGroupPolicy``): ``allocate_sub_jobs``.
+- **Native groups keyed by a label no HyperNode tier names**: ``allocate_label`` (within
+  one value of the label, as kube-scheduler).
 - **Topology jobs** (hard or soft): the hypernode gradients of the job from the virtual
   cluster top: one list per tier from the lowest tier up, after the resource pre-filter, up
   to the job's tier (hard) or the virtual top tier (soft, as Volcano HEAD). In a gradient
@@ -49,6 +51,7 @@ from volcano_py.api.constants import (
     NOT_ENOUGH_RESOURCES_REASON,
     PodGroupPhase,
 )
+from volcano_py.scheduler.actions.allocate_label import allocate_within_label
 from volcano_py.scheduler.actions.allocate_sub_jobs import allocate_partitioned
 from volcano_py.scheduler.actions.dra_claims import claims_fit
 from volcano_py.scheduler.actions.fit_errors import (
@@ -177,6 +180,8 @@ def _place(ssn: Session, job: JobInfo, others: set[str], *, until_ready: bool) -
     """Place ``job`` by its kind; True for a ready flat job with pods left (``until_ready``)."""
     if job.has_sub_group_policy():
         allocate_partitioned(ssn, job, job.nominated_hypernode(), others)
+    elif job.label_key:
+        allocate_within_label(ssn, job, others)
     elif job.with_network_topology():
         allocate_with_topology(ssn, job, others)
     elif until_ready:

@@ -50,6 +50,7 @@ class JobInfo:
         "highest_tier_name",
         "invalid",
         "key",
+        "label_key",
         "min_member",
         "min_resources",
         "min_task_member",
@@ -94,6 +95,9 @@ class JobInfo:
         self.mode: NetworkTopologyMode | None = None
         self.highest_tier: int | None = None
         self.highest_tier_name = ""
+        # a native group's topology key that no HyperNode tier names: placed within one
+        # value of that node label instead (``topology.py``, ``actions/allocate_label.py``)
+        self.label_key = ""
         self.min_task_member: dict[str, int] = {}
         self.policies: tuple[SubGroupPolicy, ...] = ()
         self.sub_jobs: dict[str, SubJobInfo] = {}
