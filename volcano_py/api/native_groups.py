@@ -46,6 +46,8 @@ REASON_SCHEDULER_ERROR = "SchedulerError"
 REASON_SCHEDULED = "Scheduled"
 # marks the cache's Volcano-shaped view of a native PodGroup (never written anywhere)
 NATIVE_VIEW_ANNOTATION = "volcano-py.io/native-podgroup"
+# the view's workload as people name it ("Job trainer", "Workload train"; ``workload_of``)
+NATIVE_WORKLOAD_ANNOTATION = "volcano-py.io/native-workload"
 
 
 def has_kind(obj: Mapping[str, Any], api_version: str, kind: str) -> bool:
@@ -106,6 +108,35 @@ def min_member(native: Mapping[str, Any]) -> Any:
     return 1
 
 
+def owner_references(native: Mapping[str, Any]) -> list[JSON]:
+    """The group's ownerReferences; else, with ``spec.workloadRef``, one to that Workload.
+
+    The Job controller makes a Job's PodGroup with a controller reference to the Job (and one
+    to its Workload); a standalone PodGroup may only name its Workload in ``workloadRef``.
+    """
+    refs = [dict(r) for r in (native.get("metadata") or {}).get("ownerReferences") or ()]
+    ref = (native.get("spec") or {}).get("workloadRef")
+    name = ref.get("workloadName") if isinstance(ref, Mapping) else None
+    if refs or not isinstance(name, str) or not name:
+        return refs
+    return [
+        {"apiVersion": NATIVE_API_VERSION, "kind": "Workload", "name": name, "controller": True}
+    ]
+
+
+def workload_of(native: Mapping[str, Any]) -> str:
+    """``"<Kind> <name>"`` of the workload behind the group (controller first); "" if none."""
+    refs = owner_references(native)
+    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+    return f"{ref.get('kind', '')} {ref.get('name', '')}" if ref else ""
+
+
+def view_workload(pg: Mapping[str, Any]) -> str:
+    """The workload a cached view names (``NATIVE_WORKLOAD_ANNOTATION``); "" for others."""
+    annotations = (pg.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(NATIVE_WORKLOAD_ANNOTATION) or "")
+
+
 def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
     """The Volcano-shaped PodGroup the cache keeps for ``native`` (module doc).
 
@@ -115,6 +146,9 @@ def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
     spec = native.get("spec") or {}
     annotations = dict(meta.get("annotations") or {})
     annotations[NATIVE_VIEW_ANNOTATION] = "true"
+    workload = workload_of(native)
+    if workload:
+        annotations[NATIVE_WORKLOAD_ANNOTATION] = workload
     out_spec: JSON = {"minMember": min_member(native)}
     queue = annotations.get(QUEUE_NAME_ANNOTATION)
     if queue:
@@ -133,6 +167,9 @@ def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
         if k in meta
     }
     metadata["annotations"] = annotations
+    refs = owner_references(native)
+    if refs:
+        metadata["ownerReferences"] = refs  # the UI's owner (``ui/owners.py``)
     return {
         "apiVersion": NATIVE_API_VERSION,
         "kind": NATIVE_KIND,

@@ -26,7 +26,9 @@ that it is placed), then for the job:
   write, per tier the resources the roomiest HyperNode lacks, per SubJob the same, and per
   pending task how many nodes refuse it and why.
 
-JSON keys: ``summary``, ``target``, ``via`` (the owner chain followed), ``tiers``,
+JSON keys: ``summary``, ``target``, ``via`` (the owner chain followed), ``workload`` (a
+Kubernetes PodGroup's or CompositePodGroup's Job or Workload, ``"Job trainer"``; "" for
+others), ``tiers``,
 ``highestTierAllowed``, ``allocatedHyperNode``, ``gradients`` (``[{"tier", "hyperNodes"}]``),
 ``hyperNodeScores``, ``tasks``
 (``{"<ns>/<pod>": {"nodes": {"<node>": {"feasible", "reason", "scores", "total"}}}}``),
@@ -51,6 +53,7 @@ import orjson
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
+from volcano_py.api.native_groups import view_workload
 from volcano_py.commands.cluster_access import CommandError, add_api_wait_argument
 from volcano_py.commands.explain_shortfall import shortfall, shortfall_lines
 from volcano_py.commands.explain_target import Gang, find_gangs, live_snapshot
@@ -220,6 +223,7 @@ def explain(ssn: Session, job_key: str) -> JSON:
         tasks[task.key] = {"nodes": nodes}
     return {
         "job": job_key,
+        "workload": view_workload(job.podgroup),
         "mode": str(job.mode) if job.mode else "",
         "hardMode": hard,
         "topologyError": job.topology_error,
@@ -253,6 +257,7 @@ def text(report: JSON) -> str:
     lines = [
         report.get("summary") or f"{report['job']}",
         *([f"{report['target']}: {report['via']}"] if report.get("via") else []),
+        *([f"{report['job']}: the gang of {report['workload']}"] if report.get("workload") else []),
         f"job {report['job']}: mode={report['mode'] or 'none'} "
         f"highestTierAllowed={report['highestTierAllowed']} "
         f"allocatedHyperNode={report['allocatedHyperNode'] or '-'}",

@@ -161,6 +161,7 @@ def _list(client: KubeClient, namespace: str) -> list[JSON]:
         (R.QUEUES, None, None, False),
         (R.PODGROUPS, None, None, False),
         (R.NATIVE_PODGROUPS, None, None, True),  # served with the GenericWorkload gate only
+        (R.NATIVE_COMPOSITES, None, None, True),  # and the CompositePodGroup gate
         (R.PODS, None, "status.phase!=Succeeded,status.phase!=Failed", False),
         (R.REPLICASETS, namespace, None, True),
         (R.STATEFULSETS, namespace, None, True),

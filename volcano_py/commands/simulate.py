@@ -82,7 +82,8 @@ def table(result: SimulationResult) -> str:
         for cond in pg["conditions"]:
             if cond["type"] == "Unschedulable" and cond["status"] == "True":
                 why = cond["message"]
-        rows.append((key, str(pg["phase"]), pg["allocatedHyperNode"] or "-", why))
+        name = f"{key} ({pg['workload']})" if pg.get("workload") else key
+        rows.append((name, str(pg["phase"]), pg["allocatedHyperNode"] or "-", why))
     lines += _columns(rows, last_free=True)
     lines.append("")
     binds = [("POD", "NODE"), *sorted(result.bindings.items())]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME, JOB_ALLOCATED_HYPERNODE_ANNOTATION
+from volcano_py.api.native_groups import view_workload
 from volcano_py.api.safeload import FILE_LIMITS, LoadError, load_any
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.clock import Clock
@@ -298,6 +299,9 @@ class Simulator:
                     for c in status.get("conditions") or ()
                 ],
             }
+            workload = view_workload(pg)
+            if workload:  # a native group: the Job or Workload people know it by
+                result.podgroups[key]["workload"] = workload
             if snapshot.jobs[key].policies:
                 result.podgroups[key]["subJobs"] = sub_jobs_view(snapshot.jobs[key], snapshot)
         return result
