@@ -14,7 +14,8 @@ per job of the session:
   while the scheduler does not enforce it), and the ``Unschedulable`` / ``Scheduled`` Event
   its outcome calls for (``podgroup_events.py``, Volcano's ``RecordJobStatusEvent``);
 - the pending pods of a job that was not placed: their ``PodScheduled=False`` condition and
-  Event, with the reason;
+  Event, with the reason; so too the pods naming a native PodGroup (or a child whose parent
+  CompositePodGroup) that does not exist, which have no job to say it;
 - setting the job aside: *settled* when it is done and its status is as written, *parked*
   when it could not be placed, with the cluster events its ``JobFit`` reason waits for
   (``ssn.wake_hints``, ``api/wake_hints.py``).
@@ -32,10 +33,11 @@ from volcano_py.api.native_groups import (
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
     initially_scheduled,
+    pod_group_name,
 )
 from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.scheduler.api.job_info import JobInfo
-from volcano_py.scheduler.api.task_info import TaskStatus
+from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ClusterEvent
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.eviction_writes import served_nomination
@@ -107,6 +109,8 @@ class JobUpdater:
         """Update every job of ``ssn``; then settle and park in the cache (one lock each)."""
         for job in ssn.jobs.values():
             self._update(ssn, job, bind_errors)
+        for task in self.cache.waiting_for_native_group():
+            self._tell_missing_group(task)
         self.cache.settle(self._settled)
         self.cache.park(self._parked, self._waits)
 
@@ -176,6 +180,21 @@ class JobUpdater:
         self.writer.update_podgroup(written)
         self.written += 1
         return True
+
+    def _tell_missing_group(self, task: TaskInfo) -> None:
+        """A pod naming a native PodGroup that does not exist: why it waits (no gang to say)."""
+        pod = self.cache.pod(task.key)
+        if pod is None:
+            return
+        named = f"{task.namespace}/{pod_group_name(pod)}"
+        if task.job == named:
+            message = f"PodGroup {named} (spec.schedulingGroup.podGroupName) does not exist"
+        else:  # a child PodGroup whose parent is missing
+            message = (
+                f"CompositePodGroup {task.job}, the parent of PodGroup {named}, does not exist"
+            )
+        condition = pod_unschedulable_condition(pod, message, now=self.now)
+        self.writer.pod_unschedulable(pod, condition, message)
 
     def _tell_pods(self, job: JobInfo, fit: JobFit) -> None:
         """Each pending pod's ``PodScheduled=False`` condition and Event, with the reason."""

@@ -111,6 +111,19 @@ class JobStore:
                 del self._job_tasks[task.job]  # no empty table per job that ever ran
         self.touch(task.job)
 
+    def pending_without_podgroup(self) -> list[TaskInfo]:
+        """Pending tasks of jobs that have no PodGroup (yet), by key."""
+        return sorted(
+            (
+                task
+                for job, tasks in self._job_tasks.items()
+                if job not in self._podgroups
+                for task in tasks.values()
+                if task.status == TaskStatus.PENDING
+            ),
+            key=lambda t: t.key,
+        )
+
     def job_of(self, pod: JSON, bound: bool) -> str:
         """The implicit job of a pod of ours without a group name ("" for none)."""
         return self.implicit.job_of(pod, bound, self._podgroups)

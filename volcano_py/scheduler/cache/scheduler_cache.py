@@ -526,6 +526,11 @@ class SchedulerCache:
         with self._lock:
             self.jobs.keep_implicit_status(object_key(pg), pg)
 
+    def waiting_for_native_group(self) -> list[TaskInfo]:
+        """Pending pods of ours naming a native PodGroup (or its parent) that does not exist."""
+        with self._lock:
+            return [t for t in self.jobs.pending_without_podgroup() if pod_group_name(t.pod)]
+
     def native_podgroup(self, key: str) -> JSON | None:
         """The cached native PodGroup behind the job ``key`` (None for a Volcano one)."""
         with self._lock:
