@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 
 from volcano_py.api import JSON
 from volcano_py.api.constants import PodGroupPhase
+from volcano_py.api.native_composite import CHILD_POLICY
 from volcano_py.api.native_groups import (
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
@@ -37,6 +38,7 @@ from volcano_py.api.native_groups import (
 )
 from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.sub_job_info import sub_job_id
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ClusterEvent
 from volcano_py.scheduler.cache import SchedulerCache
@@ -173,13 +175,26 @@ class JobUpdater:
         return True
 
     def _write_native(self, job: JobInfo, native: JSON, fit: JobFit | None) -> bool:
-        """The native PodGroup's ``PodGroupInitiallyScheduled`` condition, when it changed."""
-        written = native_condition(native, job, fit, self.now)
-        if written is None:
-            return False
-        self.writer.update_podgroup(written)
-        self.written += 1
-        return True
+        """The native group's ``PodGroupInitiallyScheduled`` condition, when it changed.
+
+        A CompositePodGroup's is written on it and on each of its child PodGroups (where
+        kube-scheduler writes it).
+        """
+        wrote = False
+        placed = (job.ready_task_num(), max(job.min_member, 1))
+        targets = [(native, placed)]
+        for child in self.cache.native_children(job.key):
+            name = (child.get("metadata") or {}).get("name", "")
+            sub_job = job.sub_jobs.get(sub_job_id(CHILD_POLICY, (name,)))
+            if sub_job is not None:  # the child's own pods decide its Scheduled
+                targets.append((child, (sub_job.ready_task_num(), sub_job.min_available)))
+        for obj, (ready, need) in targets:
+            written = native_condition(obj, job, fit, self.now, ready, need)
+            if written is not None:
+                self.writer.update_podgroup(written)
+                self.written += 1
+                wrote = True
+        return wrote
 
     def _tell_missing_group(self, task: TaskInfo) -> None:
         """A pod naming a native PodGroup that does not exist: why it waits (no gang to say)."""
@@ -205,17 +220,26 @@ class JobUpdater:
                 self.writer.pod_unschedulable(pod, condition, fit.message)
 
 
-def native_condition(native: JSON, job: JobInfo, fit: JobFit | None, now: str) -> JSON | None:
+def native_condition(
+    native: JSON,
+    job: JobInfo,
+    fit: JobFit | None,
+    now: str,
+    ready: int | None = None,
+    need: int | None = None,
+) -> JSON | None:
     """``native`` with the condition kube-scheduler would write; None when unchanged or early.
 
-    ``Scheduled`` once the gang's minimum is placed; ``Unschedulable`` with our reason (the
+    ``Scheduled`` once the gang's minimum is placed (``ready`` of ``need`` pods: the job's by
+    default, a CompositePodGroup child's own); ``Unschedulable`` with our reason (the
     per-tier shortfall) when it could not place; ``SchedulerError`` for an invalid group or a
     failed bind. A job still waiting for its pods to arrive gets nothing yet.
     """
     if fit is None:
-        if job.ready_task_num() < max(job.min_member, 1):
+        ready = job.ready_task_num() if ready is None else ready
+        if ready < (max(job.min_member, 1) if need is None else need):
             return None
-        message = f"{job.ready_task_num()} pod(s) placed"
+        message = f"{ready} pod(s) placed"
         return initially_scheduled(native, True, REASON_SCHEDULED, message, now)
     error = job.invalid or fit.reason == BIND_FAILED_REASON
     reason = REASON_SCHEDULER_ERROR if error else REASON_UNSCHEDULABLE

@@ -125,14 +125,17 @@ def test_children_place_in_their_own_rack_under_the_spine_whatever_the_arrival_o
     assert set(result.podgroups) == {"default/train"}  # no job of a child's own
 
 
-def test_the_scheduled_condition_is_written_on_the_composite() -> None:
+def test_the_scheduled_condition_is_written_on_the_composite_and_its_children() -> None:
     sim = Simulator([*_cluster(), *_two_children()])
     sim.run()
     native = sim.cache.native_podgroup("default/train")
     assert native is not None
     assert native["kind"] == "CompositePodGroup"
-    found = [c for c in native["status"]["conditions"] if c["type"] == INITIALLY_SCHEDULED]
-    assert [(c["status"], c["reason"]) for c in found] == [("True", "Scheduled")]
+    children = sim.cache.native_children("default/train")
+    assert [c["metadata"]["name"] for c in children] == ["a", "b"]
+    for obj in [native, *children]:
+        found = [c for c in obj["status"]["conditions"] if c["type"] == INITIALLY_SCHEDULED]
+        assert [(c["status"], c["reason"]) for c in found] == [("True", "Scheduled")], obj
 
 
 def test_a_composite_missing_a_child_waits_and_its_pods_place_once_it_comes() -> None:
@@ -153,3 +156,23 @@ def test_a_deleted_child_takes_its_pods_out_of_the_composite() -> None:
     sim.cache.delete_composite(_composite("train", {"gang": {"minGroupCount": 2}}))
     assert "default/train" not in sim.cache.snapshot().jobs
     assert sim.run().bindings == {}  # a's pods wait for their parent
+
+
+def test_each_child_is_scheduled_by_its_own_pods() -> None:
+    """One rack, ``minGroupCount: 1``: the child that fits is Scheduled, the other is not."""
+    objects = [
+        *(node(f"n{i}", {"nvidia.com/gpu": 4}) for i in range(2)),
+        hypernode("tor-a", 1, nodes=["n0", "n1"], tier_name=RACK),
+        hypernode("spine", 2, children=["tor-a"], tier_name=SPINE),
+        _composite("train", {"gang": {"minGroupCount": 1}}),
+        _child("a", "train", 2),
+        _child("b", "train", 2),
+        *(_member(f"{g}-{i}", g, 4) for g in "ab" for i in range(2)),
+    ]
+    sim = Simulator(objects)
+    assert len(sim.run().bindings) == 2
+    states = {}
+    for child in sim.cache.native_children("default/train"):
+        found = [c for c in child["status"]["conditions"] if c["type"] == INITIALLY_SCHEDULED]
+        states[child["metadata"]["name"]] = [(c["status"], c["reason"]) for c in found]
+    assert states == {"a": [("True", "Scheduled")], "b": [("False", "Unschedulable")]}

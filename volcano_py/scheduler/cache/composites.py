@@ -56,10 +56,13 @@ class CompositeGroups:
         """A CompositePodGroup was deleted."""
         self._composites.pop(object_key(composite), None)
 
+    def children_of(self, key: str) -> list[JSON]:
+        """The child PodGroups naming the composite ``key`` as their parent, by name."""
+        return [pg for child, pg in sorted(self._children.items()) if self.job_of(child) == key]
+
     def view(self, key: str, status: JSON | None) -> JSON | None:
         """The job's Volcano-shaped view of the composite ``key`` (None when not cached)."""
         composite = self._composites.get(key)
         if composite is None:
             return None
-        children = [pg for child, pg in self._children.items() if self.job_of(child) == key]
-        return composite_view(composite, children, status)
+        return composite_view(composite, self.children_of(key), status)

@@ -531,6 +531,11 @@ class SchedulerCache:
         with self._lock:
             return [t for t in self.jobs.pending_without_podgroup() if pod_group_name(t.pod)]
 
+    def native_children(self, key: str) -> list[JSON]:
+        """The child PodGroups of the CompositePodGroup job ``key`` (none for other jobs)."""
+        with self._lock:
+            return self._composites.children_of(key)
+
     def native_podgroup(self, key: str) -> JSON | None:
         """The cached native PodGroup behind the job ``key`` (None for a Volcano one)."""
         with self._lock:

@@ -91,6 +91,9 @@ def test_composite_children_each_land_in_their_own_rack_under_one_spine(
     assert spine_of[min(used[0])] == spine_of[min(used[1])], used  # under one spine
     condition = wait_for(lambda: _condition(client, namespace))
     assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+    for c in range(2):  # and on each child, where kube-scheduler writes it
+        child = wait_for(lambda c=c: _pg_condition(client, namespace, f"child-{c}"))
+        assert (child["status"], child["reason"]) == ("True", "Scheduled")
 
 
 def test_composite_whose_children_fit_under_no_one_spine_waits_with_its_reason(
