@@ -62,7 +62,9 @@ Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_
 (more bind-floor flags: ``-http1`` posts over HTTP/1.1 connections instead of one HTTP/2 one),
 ``BENCH_KS_TIMEOUT`` (900: seconds after which a run is cut and its time so far printed as a
 lower bound, with the pods left unbound; kube-scheduler's native path at 5,000 nodes needs
-it on a small machine), ``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated:
+it on a small machine; there ``VOLCANO_PY_NODE_MONITOR_GRACE=10m`` too, or kwok's 5,000 nodes,
+renewing their Leases late, are tainted unreachable during the setup),
+``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated:
 ``--implicit-podgroups=false`` measures Volcano's PodGroup per bare pod), ``BENCH_KS_SETTLE``
 (seconds between creating the workload and starting the scheduler; 0, the issue's protocol,
 by default). For about a second

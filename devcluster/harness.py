@@ -70,6 +70,10 @@ KCM_CONTROLLERS = (
 )
 # Only with kwok: without kubelets it would taint every node unreachable.
 KWOK_CONTROLLERS = ("node-lifecycle-controller",)
+# How long a node's Lease may go unrenewed before it is marked NotReady and tainted
+# (kube-controller-manager's default, 50 s, when unset): thousands of kwok nodes on a loaded
+# machine renew late, so a 5,000-node bench there sets a longer one (bench_vs_kube_scheduler).
+NODE_GRACE_ENV = "VOLCANO_PY_NODE_MONITOR_GRACE"
 
 
 def free_port() -> int:
@@ -354,6 +358,11 @@ class ControlPlane:
                 f"--service-account-private-key-file={self.pki.sa_key if self.pki else ''}",
                 *extra,
                 *self._workload_args(),
+                *(
+                    [f"--node-monitor-grace-period={os.environ[NODE_GRACE_ENV]}"]
+                    if os.environ.get(NODE_GRACE_ENV)
+                    else []
+                ),
             ],
         )
 
