@@ -544,7 +544,10 @@ def _outcome(timing: Timing) -> str:
 
 
 def one_rack(client: KubeClient) -> str:
-    """``"gangs in one rack: k/n"``: native gangs whose pods all run in one rack."""
+    """``"gangs in one rack: k/n"``: native gangs whose pods all run in one rack.
+
+    A gang with pods left unbound (a run cut at ``TIMEOUT``) is not counted as whole.
+    """
     rack_of = {
         n["metadata"]["name"]: n["metadata"]["labels"].get(RACK_LABEL)
         for n in client.list(R.NODES)["items"]
@@ -552,8 +555,9 @@ def one_rack(client: KubeClient) -> str:
     racks: dict[str, set[str | None]] = {}
     for pod in client.list(R.PODS, NAMESPACE)["items"]:
         group = pod["spec"]["schedulingGroup"]["podGroupName"]
-        racks.setdefault(group, set()).add(rack_of.get(pod["spec"].get("nodeName", "")))
-    whole = sum(1 for r in racks.values() if len(r) == 1)
+        node = pod["spec"].get("nodeName", "")
+        racks.setdefault(group, set()).add(rack_of.get(node) if node else None)
+    whole = sum(1 for r in racks.values() if len(r) == 1 and None not in r)
     return f"gangs in one rack: {whole}/{len(racks)}"
 
 

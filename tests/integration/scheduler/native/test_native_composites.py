@@ -14,7 +14,11 @@ from typing import Any
 from tests.builders import pod_body
 from tests.integration.scheduler.conftest import Topology, two_spines_of_two_racks, wait_for
 from tests.integration.scheduler.native.test_native_podgroups import _condition as _pg_condition
-from tests.integration.scheduler.native.test_native_podgroups import _member, _nodes_of
+from tests.integration.scheduler.native.test_native_podgroups import (
+    _member,
+    _nodes_of,
+    _scheduled,
+)
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
 
@@ -89,11 +93,10 @@ def test_composite_children_each_land_in_their_own_rack_under_one_spine(
     assert used[0] != used[1], used  # each in its own
     spine_of = {rack: sorted(racks).index(rack) // 2 for rack in racks}
     assert spine_of[min(used[0])] == spine_of[min(used[1])], used  # under one spine
-    condition = wait_for(lambda: _condition(client, namespace))
-    assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+    # False while the second child is still being created, then True
+    assert _scheduled(client, namespace, "train", R.NATIVE_COMPOSITES)["reason"] == "Scheduled"
     for c in range(2):  # and on each child, where kube-scheduler writes it
-        child = wait_for(lambda c=c: _pg_condition(client, namespace, f"child-{c}"))
-        assert (child["status"], child["reason"]) == ("True", "Scheduled")
+        assert _scheduled(client, namespace, f"child-{c}")["reason"] == "Scheduled"
 
 
 def test_composite_whose_children_fit_under_no_one_spine_waits_with_its_reason(

@@ -14,9 +14,9 @@ from devcluster.nodes import create_node
 from tests.builders import pod_body
 from tests.integration.scheduler.conftest import Topology, wait_for
 from tests.integration.scheduler.native.test_native_podgroups import (
-    _condition,
     _member,
     _nodes_of,
+    _scheduled,
 )
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -65,8 +65,7 @@ def test_a_key_no_tier_names_places_the_gang_within_one_value_of_the_label(
             lambda: (p := _nodes_of(client, namespace, names)) and all(p.values()) and p
         )
         assert {nodes[n] for n in placed.values()} == {"zone-b"}, placed
-        condition = wait_for(lambda: _condition(client, namespace, "train"))
-        assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+        assert _scheduled(client, namespace, "train")["reason"] == "Scheduled"
     finally:
         for name in nodes:
             with contextlib.suppress(NotFound):

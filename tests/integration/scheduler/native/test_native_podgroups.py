@@ -74,6 +74,16 @@ def _condition(
     return None
 
 
+def _scheduled(
+    client: KubeClient, ns: str, name: str, resource: R.APIResource = R.NATIVE_PODGROUPS
+) -> JSON:
+    """The group's condition once it says True (a False one may come first: pods arriving)."""
+    condition: JSON = wait_for(
+        lambda: (c := _condition(client, ns, name, resource)) and c["status"] == "True" and c
+    )
+    return condition
+
+
 def test_standalone_native_gang_lands_in_one_rack_and_is_initially_scheduled(
     client: KubeClient, namespace: str, topology: Topology, run_scheduler: Any
 ) -> None:
@@ -85,8 +95,7 @@ def test_standalone_native_gang_lands_in_one_rack_and_is_initially_scheduled(
     run_scheduler()  # after the objects: they arrive by LIST (items without apiVersion/kind)
     placed = wait_for(lambda: (p := _nodes_of(client, namespace, names)) and all(p.values()) and p)
     assert any(set(placed.values()) <= nodes for nodes in racks.values()), placed
-    condition = wait_for(lambda: _condition(client, namespace, "train"))
-    assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+    assert _scheduled(client, namespace, "train")["reason"] == "Scheduled"
     # one gang object per pod: no Volcano PodGroup was made for them
     assert client.list(R.PODGROUPS, namespace)["items"] == []
 
@@ -100,9 +109,13 @@ def test_native_gang_too_big_for_any_rack_waits_with_its_reason(
     names = [f"big-{i}" for i in range(5)]
     for n in names:
         _member(client, namespace, topology, n, "big")
-    condition = wait_for(lambda: _condition(client, namespace, "big"))
+    # while its pods are still being created the gang lacks some; then no rack holds it
+    condition = wait_for(
+        lambda: (
+            (c := _condition(client, namespace, "big")) and "tier 1: 0/2 fit" in c["message"] and c
+        )
+    )
     assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
-    assert "tier 1: 0/2 fit" in condition["message"], condition
     events = wait_for(
         lambda: [
             e
@@ -153,8 +166,7 @@ def test_job_with_spec_scheduling_runs_as_one_gang_in_one_rack(
 
     nodes = wait_for(placed, timeout=60)
     assert any(set(nodes.values()) <= rack for rack in racks.values()), nodes
-    condition = wait_for(lambda: _condition(client, namespace, group))
-    assert (condition["status"], condition["reason"]) == ("True", "Scheduled")
+    assert _scheduled(client, namespace, group)["reason"] == "Scheduled"
 
 
 def test_explain_finds_a_jobs_native_gang_by_the_job_name(
