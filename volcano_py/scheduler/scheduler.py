@@ -124,7 +124,9 @@ def run_cycle(
     """
     started = time.perf_counter()
     # an eviction action looks at every job's pods (victims are settled, running jobs)
-    snapshot = cache.snapshot(active_only=not EVICTING_ACTIONS.intersection(conf.actions))
+    snapshot = cache.snapshot(
+        active_only=not EVICTING_ACTIONS.intersection(conf.actions), tree_if_jobs=True
+    )
     if notes is not None:
         notes.new_cycle()
     binder = CycleBinder(cache, writer)

@@ -5,7 +5,10 @@ the set of nodes its Node members select, and per node its labels. A HyperNode c
 re-resolves that one HyperNode against every node; a Node change re-checks that one node
 against the regex/label members only (Volcano's ``triggerUpdateHyperNode``). ``build()``
 turns that into an immutable ``HyperNodeTree`` (parents, children, real nodes under every
-HyperNode, tiers, tierName → tier map, readiness) — cached until something changes.
+HyperNode, tiers, tierName → tier map, readiness) — cached until something it is built from
+changes: a status write (the controller's ``nodeCount`` after every create) keeps it and only
+points its info at the new object. ``last_built()`` hands an idle cycle the last tree without a
+rebuild (``cache/snapshot.py``).
 
 The tree always carries the virtual ``<cluster-top-hypernode>``: tier = highest real tier + 1,
 parent of every parentless HyperNode, containing every node (Volcano's session adds it).
@@ -131,6 +134,14 @@ class HyperNodeIndex:
         # HyperNodes with regex/label Node members: the only ones a node event can change
         self._selective: set[str] = set()
         self._tree: HyperNodeTree | None = None
+        # the last tree built, kept when a change makes it out of date (``last_built``)
+        self._last: HyperNodeTree | None = None
+        # moves on every change the tree is built from (the cache wakes the loop on it)
+        self.generation = 0
+
+    def _invalidate(self) -> None:
+        self._tree = None
+        self.generation += 1
 
     def set_hypernode(self, obj: JSON) -> bool:
         """Add or replace a HyperNode and resolve its Node members against every node.
@@ -139,9 +150,14 @@ class HyperNodeIndex:
         """
         name = (obj.get("metadata") or {}).get("name", "")
         old = self._objs.get(name)
-        changed = old is None or old.get("spec") != obj.get("spec")
-        self._tree = None
         self._objs[name] = obj
+        if old is not None and _tree_key(old) == _tree_key(obj):
+            # a status write (the controller's nodeCount, a stale condition): the tree stays,
+            # its info shows the new object (what the view reads of it)
+            self._swap_obj(name, obj)
+            return False
+        changed = old is None or old.get("spec") != obj.get("spec")
+        self._invalidate()
         try:
             spec = HyperNode.from_dict(obj)
         except FieldError as e:
@@ -162,13 +178,19 @@ class HyperNodeIndex:
         self._direct_nodes[name] = selected
         return changed
 
+    def _swap_obj(self, name: str, obj: JSON) -> None:
+        """Point the built tree's info (if any) at ``obj``: nothing the tree is built from moved."""
+        info = self._tree.hypernodes.get(name) if self._tree is not None else None
+        if info is not None:
+            info.obj = obj
+
     def __contains__(self, name: object) -> bool:
         """Whether a HyperNode of this name is in the index (valid or not)."""
         return name in self._objs
 
     def delete_hypernode(self, name: str) -> None:
         """Forget a HyperNode."""
-        self._tree = None
+        self._invalidate()
         for table in (self._specs, self._objs, self._errors, self._direct_nodes):
             table.pop(name, None)
         self._selective.discard(name)
@@ -185,7 +207,7 @@ class HyperNodeIndex:
         self._node_labels[name] = labels
         if old == labels and old is not None:
             return
-        self._tree = None
+        self._invalidate()
         single = {name: labels}
         for hn in self._selective:
             members = self._direct_nodes.setdefault(hn, set())
@@ -198,7 +220,7 @@ class HyperNodeIndex:
     def delete_node(self, name: str) -> None:
         """A node went away."""
         if self._node_labels.pop(name, None) is not None:
-            self._tree = None
+            self._invalidate()
 
     def objects(self) -> list[JSON]:
         """The HyperNode objects as last seen."""
@@ -207,10 +229,19 @@ class HyperNodeIndex:
     def build(self) -> HyperNodeTree:
         """The current tree (rebuilt only after a change)."""
         if self._tree is None:
-            self._tree = build_tree(
+            self._tree = self._last = build_tree(
                 self._specs, self._direct_nodes, self._node_labels.keys(), self._errors, self._objs
             )
         return self._tree
+
+    def last_built(self) -> HyperNodeTree:
+        """The tree as last built, even if out of date since (built now if never).
+
+        For a cycle with no job: nothing in it reads the tree for a decision, so the
+        HyperNode events of an idle cluster (discovery creating 10,000 racks) cost no
+        rebuild; the first cycle with a job builds the tree once for all of them.
+        """
+        return self._last if self._last is not None else self.build()
 
 
 def build_tree(
@@ -361,6 +392,22 @@ def _tier_names(
                 f"tierName {spec.tier_name} names tiers {known} and {spec.tier} (HyperNode {name})"
             )
     return tier_names, warnings
+
+
+def _tree_key(obj: JSON) -> tuple[object, ...]:
+    """What of a HyperNode object the tree is built from.
+
+    Its spec, and of its metadata what the checks read: the uid, ``creationTimestamp`` (which
+    orders claimants of a node) and the source label (which the errors quote).
+    """
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return (
+        obj.get("spec"),
+        meta.get("uid"),
+        meta.get("creationTimestamp"),
+        labels.get(NETWORK_TOPOLOGY_SOURCE_LABEL),
+    )
 
 
 def origin(obj: JSON | None) -> str:

@@ -569,11 +569,14 @@ class SchedulerCache:
         name = (hn.get("metadata") or {}).get("name", "")
         with self._lock:
             added = name not in self.hypernodes
+            generation = self.hypernodes.generation
             if self.hypernodes.set_hypernode(hn):  # a new domain, or members moved
                 self._parked.event(ClusterEvent.HYPERNODE_CHANGED)
             if added:
                 self.jobs.unsettle(list(self.jobs.holders(CLUSTER_TOP_HYPERNODE)))
-        self.changed.set()
+            moved = self.hypernodes.generation != generation
+        if moved:  # a status write (nodeCount, conditions) changes no placement
+            self.changed.set()
 
     def delete_hypernode(self, hn: JSON) -> None:
         """A HyperNode was deleted: jobs allocated to it are looked at again (recovered)."""
@@ -614,10 +617,12 @@ class SchedulerCache:
 
     # -- snapshot -----------------------------------------------------------------------------
 
-    def snapshot(self, *, active_only: bool = False) -> Snapshot:
+    def snapshot(self, *, active_only: bool = False, tree_if_jobs: bool = False) -> Snapshot:
         """Nodes (shared copy-on-write), jobs with copied pending tasks, the HyperNode tree.
 
         ``active_only``: leave settled jobs out (what a scheduling cycle asks for).
+        ``tree_if_jobs``: a snapshot with no job gets the tree as last built, not rebuilt
+        (a cycle's: nothing it does without a job reads the tree).
         """
         with self._lock:
             return take_snapshot(
@@ -628,4 +633,5 @@ class SchedulerCache:
                 self._parked,
                 active_only=active_only,
                 volumes=self.volumes.listing(),
+                tree_if_jobs=tree_if_jobs,
             )
