@@ -27,6 +27,7 @@ import yaml
 
 from devcluster.harness import ControlPlane, free_port
 from volcano_py.api import resources as R
+from volcano_py.api.quantity import parse_quantity
 from volcano_py.certkeeper import CertKeeper
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, NotFound
@@ -65,6 +66,13 @@ class ManagerProcess:
     def log(self) -> str:
         """Everything the process has logged so far."""
         return self.log_path.read_text(errors="replace")
+
+
+def deployment_memory_limit() -> int:
+    """The shipped Deployment's container memory limit, in bytes (``manifests/base``)."""
+    doc = yaml.safe_load((ROOT / "manifests/base/deployment.yaml").read_text())
+    container = doc["spec"]["template"]["spec"]["containers"][0]
+    return parse_quantity(container["resources"]["limits"]["memory"]).value()
 
 
 def local_webhooks(ca: bytes, port: int, name: str) -> list[dict[str, Any]]:

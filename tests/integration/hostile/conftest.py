@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 from devcluster.harness import ControlPlane
 from devcluster.manager import (
-    ROOT,
     ManagerProcess,
+    deployment_memory_limit,
     install_webhook,
     start_manager,
     stop_manager,
@@ -34,7 +33,6 @@ from devcluster.manager import (
 from tests.builders import create_node, pod_body, podgroup_body
 from tests.fixtures import client, control_plane, namespace
 from volcano_py.api import resources as R
-from volcano_py.api.quantity import parse_quantity
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import AlreadyExists, NotFound
 
@@ -48,9 +46,7 @@ GANG_DEADLINE_S = 2.0
 
 def memory_limit() -> int:
     """The Deployment's container memory limit, in bytes (``manifests/base``)."""
-    doc = yaml.safe_load((ROOT / "manifests/base/deployment.yaml").read_text())
-    container = doc["spec"]["template"]["spec"]["containers"][0]
-    return parse_quantity(container["resources"]["limits"]["memory"]).value()
+    return deployment_memory_limit()
 
 
 def _status_kib(pid: int, field: str) -> int:
