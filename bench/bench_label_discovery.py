@@ -12,7 +12,11 @@ the bench itself creates the same ``RACKS + 1`` HyperNode bodies the discoverer 
 (``discover_label_hypernodes`` + ``desired_body`` on the same Nodes), zone last, with
 ``FLOOR_WRITERS`` plain clients (no rate limit), every create reviewed by the same webhook;
 then deletes them all and waits until none is listed. Printed: discovery, floor, their ratio,
-and the load average (the machine is shared; the ratio is the figure to compare).
+and the load average (the machine is shared; the ratio is the figure to compare). For each of
+the two phases also the manager worker's CPU seconds and its embedded scheduler's cycles
+(count and summed duration, from ``volcano_e2e_scheduling_latency_milliseconds``): with no job
+in the cluster, cycles should cost next to nothing whatever the HyperNodes do (issue 44: idle
+cycles rebuilding the tree on every HyperNode event were over half the manager's CPU).
 
 ``python -m bench label_discovery`` (``BENCH_RACKS`` to change the size).
 """
@@ -27,8 +31,14 @@ from pathlib import Path
 
 import yaml
 
-from bench.bench_process import CREATORS, parallel, plane
-from devcluster.manager import install_webhook, manager_certs, start_manager, stop_manager
+from bench.bench_process import CREATORS, cpu_seconds, parallel, plane
+from devcluster.manager import (
+    ManagerProcess,
+    install_webhook,
+    manager_certs,
+    start_manager,
+    stop_manager,
+)
 from devcluster.nodes import node_body
 from volcano_py.api import JSON
 from volcano_py.api import resources as R
@@ -64,6 +74,38 @@ def rack_node(i: int) -> dict:
 def discovered(client: KubeClient) -> int:
     selector = f"{NETWORK_TOPOLOGY_SOURCE_LABEL}=label"
     return len(client.list(R.HYPERNODES, label_selector=selector)["items"])
+
+
+CYCLES = "volcano_e2e_scheduling_latency_milliseconds"
+
+
+class Usage:
+    """The manager worker's CPU seconds and the scheduler's cycles since ``Usage(manager)``."""
+
+    def __init__(self, manager: ManagerProcess) -> None:
+        self.manager = manager
+        self.started = self._now()
+
+    def _now(self) -> tuple[float, float, float, float]:
+        cpu = sum(cpu_seconds(pid) for pid in self.manager.worker_pids())
+        count = total_ms = 0.0
+        for line in self.manager.get("/metrics")[1].splitlines():
+            if line.startswith(f"{CYCLES}_count"):
+                count = float(line.split()[-1])
+            elif line.startswith(f"{CYCLES}_sum"):
+                total_ms = float(line.split()[-1])
+        return time.monotonic(), cpu, count, total_ms
+
+    def line(self, phase: str) -> str:
+        """One printed line: CPU seconds, share of one core, cycles and their summed wall time
+        (a cycle's wall time includes its waits for the GIL while the webhook serves)."""
+        (t0, cpu0, n0, ms0), (t1, cpu1, n1, ms1) = self.started, self._now()
+        cpu, cycles_s = cpu1 - cpu0, (ms1 - ms0) / 1000
+        return (
+            f"{phase}: manager worker {cpu:6.1f} CPU s over {t1 - t0:6.1f} s "
+            f"({cpu / max(t1 - t0, 1e-9):4.2f} cores); scheduler {n1 - n0:5.0f} cycles, "
+            f"{cycles_s:6.1f} s wall in cycles ({1000 * cycles_s / max(n1 - n0, 1):5.0f} ms each)"
+        )
 
 
 def floor_bodies() -> list[JSON]:
@@ -115,7 +157,11 @@ def main() -> int:
         manager = start_manager(cp, work)
         install_webhook(admin, manager_certs(work), manager.webhook_port, "bench-webhooks")
         want = RACKS + 1
+        usage = Usage(manager)
         floor_s = floor(admin)
+        floor_usage = usage.line("floor")
+        print(floor_usage, flush=True)
+        usage = Usage(manager)
         started = time.monotonic()
         admin.create(
             R.CONFIGMAPS,
@@ -134,6 +180,7 @@ def main() -> int:
             if elapsed > 20 * GOAL_S:
                 break
         took = time.monotonic() - started
+        discovery_usage = usage.line("discovery")
         stop_manager(manager)
     finally:
         cp.stop()
@@ -142,7 +189,8 @@ def main() -> int:
         f"{want} HyperNodes from label discovery, webhook on: {took:6.1f} s "
         f"({seen / took:6.0f}/s); floor (same bodies, plain clients, webhook on): "
         f"{floor_s:6.1f} s; ratio {took / floor_s:4.2f}x; Nodes alone: {nodes_s:6.1f} s; "
-        f"load average {os.getloadavg()[0]:.1f}; goal < {GOAL_S:.0f} s: {verdict}"
+        f"load average {os.getloadavg()[0]:.1f}; goal < {GOAL_S:.0f} s: {verdict}\n"
+        f"{floor_usage}\n{discovery_usage}"
     )
     return 0
 
