@@ -6,8 +6,11 @@ kube-controller-manager: nothing garbage-collects the benchmark's objects):
 1. **rss** - resident memory of the manager's gunicorn worker (``VmRSS`` in
    ``/proc/<pid>/status``; the master's is printed too) with 10,000 Nodes and 50,000 Pods
    cached (created through the API server with concurrent requests; the Pods are bound,
-   Deployment-shaped, ``bench.objects``). Goal: <= 600 MB. Baseline, same run: the same
-   process against the empty cluster.
+   Deployment-shaped, ``bench.objects``) and 10,000 HyperNodes (racks of ``exactMatch``
+   nodes, as label discovery makes them; ``BENCH_HYPERNODES``). Goal: <= 600 MB. Baseline,
+   same run: the same process against the empty cluster. Printed beside it: what the
+   sizing rule of docs/operations.md gives for the same counts, and the shipped
+   Deployment's memory limit.
 2. **webhook** - HyperNode admission p99 over TLS at 300 requests/s (8 keep-alive
    connections, open loop, ``bench.bench_webhook``'s load generator) while the scheduler
    places 2,000 pods (created during the window by a separate process, so that its threads
@@ -50,7 +53,12 @@ from bench.bench_webhook import RATE, hypernode, open_loop, review, start_bare, 
 from bench.objects import node, pod
 from devcluster.crds import install_crds
 from devcluster.harness import ControlPlane, free_port
-from devcluster.manager import ManagerProcess, start_manager, stop_manager
+from devcluster.manager import (
+    ManagerProcess,
+    deployment_memory_limit,
+    start_manager,
+    stop_manager,
+)
 from tests.builders import create_bare_node
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -59,6 +67,7 @@ from volcano_py.kube.errors import AlreadyExists
 
 NODES = int(os.environ.get("BENCH_NODES", "10000"))
 PODS = int(os.environ.get("BENCH_PODS", "50000"))
+HYPERNODES = int(os.environ.get("BENCH_HYPERNODES", "10000"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
 # long enough for the 2,000 placements to happen inside the window on a 2-core machine
 BUSY_SECONDS = float(os.environ.get("BENCH_BUSY_SECONDS", "50"))
@@ -145,13 +154,52 @@ def fill(client: KubeClient) -> None:
     took = parallel(list(range(PODS)), make_pod)
     print(f"   {PODS} pods created in {took:.0f} s ({PODS / took:.0f}/s)", flush=True)
 
+    def make_rack(i: int) -> None:
+        with contextlib.suppress(AlreadyExists):
+            client.create(R.HYPERNODES, api_rack(i))
+
+    took = parallel(list(range(HYPERNODES)), make_rack)
+    print(f"   {HYPERNODES} HyperNodes created in {took:.0f} s (no webhook)", flush=True)
+
+
+def api_rack(i: int) -> dict[str, Any]:
+    """Rack ``i``: tier 1 over its share of the nodes by ``exactMatch`` (at least one)."""
+    per = max(1, NODES // max(HYPERNODES, 1))
+    names = [f"node-{(i * per + k) % NODES:05d}" for k in range(per)]
+    members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in names]
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": f"rack-{i:05d}"},
+        "spec": {"tier": 1, "members": members},
+    }
+
+
+def sizing_rule_mb(nodes: int, pods: int, hypernodes: int) -> float:
+    """docs/operations.md's rule: 70 MB + 4.5 KB a node + 4.2 KB a pod + 14 KB a HyperNode."""
+    return 70 + (4.5 * nodes + 4.2 * pods + 14 * hypernodes) / 1000
+
+
+def settled_rss_mb(pid: int, limit_s: float = 180.0) -> float:
+    """The worker's RSS once two reads 10 s apart differ by under 1% (the controllers'
+    first rounds, nodeCount for every HyperNode, are done), or after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    last = vm_rss_mb(pid)
+    while time.monotonic() < deadline:
+        time.sleep(10)
+        now = vm_rss_mb(pid)
+        if abs(now - last) < 0.01 * last:
+            return now
+        last = now
+    return last
+
 
 def measure_rss(cp: ControlPlane, work: Path, label: str) -> float:
     manager = start_manager(cp, work, "--v=1")
     try:
-        time.sleep(5)  # controllers' first rounds over the caches
         pid = worker_pid(manager)
-        worker, peak = vm_rss_mb(pid), vm_rss_mb(pid, "VmHWM")
+        worker = settled_rss_mb(pid)
+        peak = vm_rss_mb(pid, "VmHWM")
         master = vm_rss_mb(manager.proc.pid)
         print(
             f"   {label}: worker VmRSS {worker:.0f} MB (peak {peak:.0f} MB), "
@@ -163,20 +211,28 @@ def measure_rss(cp: ControlPlane, work: Path, label: str) -> float:
 
 
 def rss() -> int:
-    print(f"-- manager RSS with {NODES} nodes and {PODS} pods cached", flush=True)
+    print(
+        f"-- manager RSS with {NODES} nodes, {PODS} pods and {HYPERNODES} HyperNodes cached",
+        flush=True,
+    )
     cp = plane()
     try:
         with tempfile.TemporaryDirectory() as folder:
             empty = measure_rss(cp, Path(folder) / "empty", "empty cluster (baseline)")
             fill(KubeClient(cp.admin_config(), qps=0, burst=0))
-            full = measure_rss(cp, Path(folder) / "full", f"{NODES} nodes + {PODS} pods")
+            label = f"{NODES} nodes + {PODS} pods + {HYPERNODES} HyperNodes"
+            full = measure_rss(cp, Path(folder) / "full", label)
     finally:
         cp.stop()
     ok = full <= RSS_GOAL_MB
+    rule = sizing_rule_mb(NODES, PODS, HYPERNODES)
+    limit_mb = deployment_memory_limit() / 1e6
     print(
         f"worker RSS {full:.0f} MB = {full / max(empty, 1e-9):.1f}x the empty-cluster baseline "
         f"({empty:.0f} MB); +{full - empty:.0f} MB for the caches "
-        f"(goal <= {RSS_GOAL_MB:.0f} MB: {'OK' if ok else 'MISSED'})"
+        f"(goal <= {RSS_GOAL_MB:.0f} MB: {'OK' if ok else 'MISSED'}); the sizing rule gives "
+        f"{rule:.0f} MB (measured/rule {full / rule:.2f}); the Deployment's limit "
+        f"{limit_mb:.0f} MB: {'fits' if full < limit_mb else 'DOES NOT FIT'}"
     )
     return 0 if ok else 1
 
