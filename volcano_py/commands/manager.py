@@ -359,10 +359,23 @@ def run(args: argparse.Namespace) -> int:
         ),
         post_worker_init=post_worker_init,
         on_exit=on_exit,
-        after_spawn=head_start.drop,  # the master keeps no copy; a later worker lists afresh
+        after_spawn=lambda: _forget_lists(head_start),
     )
     server.run()
     return 0
+
+
+def _forget_lists(head_start: ListPrefetch) -> None:
+    """In the master once it forked the worker: drop its lists and give their memory back.
+
+    The master keeps no copy (a later worker lists afresh), but memory freed by dropping the
+    lists stayed with the process: 220 MB of master RSS with 10,000 nodes, 50,000 pods and
+    10,000 HyperNodes listed, against 39 MB on an empty cluster (``bench process rss``).
+    """
+    from volcano_py.kube.idle_trim import release_now  # the master's start imports little
+
+    head_start.drop()
+    release_now()
 
 
 def prepare(args: argparse.Namespace, options: ManagerOptions) -> CertKeeper:

@@ -50,6 +50,11 @@ def release_memory(trim: Callable[[], object] | None = None) -> None:
         trim()
 
 
+def release_now() -> None:
+    """``release_memory`` with this C library's ``malloc_trim`` (where it has one)."""
+    release_memory(_malloc_trim())
+
+
 class IdleTrimmer:
     """See the module docstring; ``run`` is the thread body."""
 

@@ -123,3 +123,19 @@ def test_an_informer_starts_from_its_head_start_and_watches_from_its_resource_ve
     assert sorted(seen) == [("add", "a"), ("add", "b"), ("add", "c"), ("delete", "a")]
     assert head.take(R.CONFIGMAPS) is None
     assert scoped is not informer
+
+
+def test_the_master_forgets_its_lists_after_the_fork_and_gives_their_memory_back(
+    monkeypatch: Any,
+) -> None:
+    from volcano_py.commands import manager as command
+    from volcano_py.kube import idle_trim
+
+    released: list[object] = []
+    monkeypatch.setattr(idle_trim, "release_memory", released.append)
+    prefetch = ListPrefetch(lambda: PagedClient(), (R.CONFIGMAPS,))  # type: ignore[arg-type,return-value]
+    prefetch.start()
+    assert prefetch.wait(10)
+    command._forget_lists(prefetch)
+    assert prefetch.take(R.CONFIGMAPS) is None
+    assert len(released) == 1  # a collection and malloc_trim, once per fork
