@@ -1,8 +1,9 @@
 """Hostile inputs of issue 26, replayed through the real API server with the webhook installed.
 
-After each input a small gang must still bind within 2 s and the worker's RSS stay under the
-Deployment's memory limit (``Hostile.assert_still_serving``). The figures printed (``-s``)
-are the rows of docs/operations.md's fault table.
+After each input a small gang must still bind (its bind time printed; the 2 s goal is read from
+those figures, not asserted) and the worker's RSS stay under the Deployment's memory limit
+(``Hostile.assert_still_serving``). The figures printed (``-s``) are the rows of
+docs/operations.md's fault table.
 """
 
 from __future__ import annotations
