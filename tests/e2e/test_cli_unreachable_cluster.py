@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 API_WAIT = 2.0
-STARTUP_SLACK = 15.0  # interpreter and imports on a shared machine
+STARTUP_SLACK = 60.0  # a hang guard: interpreter and imports on a loaded shared machine
 
 
 def _closed_port() -> int:
