@@ -16,6 +16,10 @@ not know where a job came from. The mapping:
   the native PodGroup asks for soft mode; the key always wins over a tier annotation.
 - ``scheduling.volcano.sh/queue-name`` (annotation) is the queue; ``priorityClassName`` and
   ``priority`` are kept.
+- ``spec.workloadRef`` names a Workload and one of its ``podGroupTemplates``: while the
+  scheduler reads Workloads (the API server serves them) and that Workload or template is
+  not in its cache, the view carries why (``NATIVE_WAITING_ANNOTATION``, from
+  ``workload_problem``) and the group waits (``Session.workload_gate``).
 - The view's ``status`` is the scheduler's own (phase and conditions), kept in the cache: the
   native object's status has only ``conditions``, written by ``initially_scheduled``.
 
@@ -48,6 +52,8 @@ REASON_SCHEDULED = "Scheduled"
 NATIVE_VIEW_ANNOTATION = "volcano-py.io/native-podgroup"
 # the view's workload as people name it ("Job trainer", "Workload train"; ``workload_of``)
 NATIVE_WORKLOAD_ANNOTATION = "volcano-py.io/native-workload"
+# on the view of a group whose Workload or template is missing: why it waits (never written)
+NATIVE_WAITING_ANNOTATION = "volcano-py.io/native-waiting"
 
 
 def has_kind(obj: Mapping[str, Any], api_version: str, kind: str) -> bool:
@@ -124,11 +130,67 @@ def owner_references(native: Mapping[str, Any]) -> list[JSON]:
     ]
 
 
+def workload_ref(native: Mapping[str, Any]) -> tuple[str, str]:
+    """``spec.workloadRef``'s ``(workloadName, templateName)`` (``("", "")`` when none)."""
+    ref = (native.get("spec") or {}).get("workloadRef")
+    if not isinstance(ref, Mapping):
+        return "", ""
+    name, template = ref.get("workloadName"), ref.get("templateName")
+    return (
+        name if isinstance(name, str) else "",
+        template if isinstance(template, str) else "",
+    )
+
+
+def workload_templates(workload: Mapping[str, Any]) -> frozenset[str]:
+    """The names of a Workload's ``podGroupTemplates`` and ``compositePodGroupTemplates``."""
+    spec = workload.get("spec") or {}
+    names: set[str] = set()
+    for field in ("podGroupTemplates", "compositePodGroupTemplates"):
+        templates = spec.get(field) if isinstance(spec, Mapping) else None
+        for template in templates if isinstance(templates, list) else ():
+            name = template.get("name") if isinstance(template, Mapping) else None
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
+
+
+def workload_problem(
+    native: Mapping[str, Any], workloads: Mapping[str, frozenset[str]] | None
+) -> str:
+    """Why ``native`` waits for the Workload its ``workloadRef`` names; "" when it need not.
+
+    ``workloads``: the cached Workloads (``namespace/name`` -> their template names), None
+    when Workloads are not read (then nothing waits for one). A group without
+    ``workloadRef`` never waits.
+    """
+    name, template = workload_ref(native)
+    if workloads is None or not name:
+        return ""
+    namespace = (native.get("metadata") or {}).get("namespace", "")
+    templates = workloads.get(f"{namespace}/{name}")
+    if templates is None:
+        return f"Workload {namespace}/{name} (spec.workloadRef.workloadName) does not exist"
+    if template not in templates:
+        known = ", ".join(sorted(templates)) or "none"
+        return (
+            f"Workload {namespace}/{name} has no template {template!r} "
+            f"(spec.workloadRef.templateName; its templates: {known})"
+        )
+    return ""
+
+
 def workload_of(native: Mapping[str, Any]) -> str:
     """``"<Kind> <name>"`` of the workload behind the group (controller first); "" if none."""
     refs = owner_references(native)
     ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
     return f"{ref.get('kind', '')} {ref.get('name', '')}" if ref else ""
+
+
+def view_waiting(pg: Mapping[str, Any]) -> str:
+    """Why a cached view waits for its Workload (``NATIVE_WAITING_ANNOTATION``); "" if not."""
+    annotations = (pg.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(NATIVE_WAITING_ANNOTATION) or "")
 
 
 def view_workload(pg: Mapping[str, Any]) -> str:
@@ -137,10 +199,11 @@ def view_workload(pg: Mapping[str, Any]) -> str:
     return str(annotations.get(NATIVE_WORKLOAD_ANNOTATION) or "")
 
 
-def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
+def volcano_view(native: Mapping[str, Any], status: JSON | None = None, waiting: str = "") -> JSON:
     """The Volcano-shaped PodGroup the cache keeps for ``native`` (module doc).
 
-    ``status``: the scheduler's own status kept from the last cycle (Pending when None).
+    ``status``: the scheduler's own status kept from the last cycle (Pending when None);
+    ``waiting``: why it waits for its Workload (``workload_problem``; "" when it need not).
     """
     meta = native.get("metadata") or {}
     spec = native.get("spec") or {}
@@ -149,6 +212,8 @@ def volcano_view(native: Mapping[str, Any], status: JSON | None = None) -> JSON:
     workload = workload_of(native)
     if workload:
         annotations[NATIVE_WORKLOAD_ANNOTATION] = workload
+    if waiting:
+        annotations[NATIVE_WAITING_ANNOTATION] = waiting
     out_spec: JSON = {"minMember": min_member(native)}
     queue = annotations.get(QUEUE_NAME_ANNOTATION)
     if queue:

@@ -52,6 +52,8 @@ DAEMONSETS = APIResource("apps", "v1", "daemonsets", "DaemonSet", namespaced=Tru
 JOBS = APIResource("batch", "v1", "jobs", "Job", namespaced=True)
 # Kubernetes' own gang object (served behind the GenericWorkload gate; ``api/native_groups.py``)
 NATIVE_PODGROUPS = APIResource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", True)
+# the Workload a native PodGroup's ``spec.workloadRef`` names (served with the PodGroups)
+NATIVE_WORKLOADS = APIResource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", True)
 # their parent (the CompositePodGroup gate; ``api/native_composite.py``)
 NATIVE_COMPOSITES = APIResource(
     "scheduling.k8s.io", "v1alpha3", "compositepodgroups", "CompositePodGroup", True

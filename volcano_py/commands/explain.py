@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     where = args.cluster or "the cluster"
     conf_text = None
+    workloads = False
     try:
         if args.cluster:
             objects = load_objects(args.cluster)
@@ -118,16 +119,20 @@ def run(args: argparse.Namespace) -> int:
                 args.kubeconfig, args.api_wait, namespace, args.scheduler_namespace, _say
             )
             objects, conf_text = live.objects, live.scheduler_conf
+            workloads = live.workloads_served
     except (SnapshotError, OSError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
     except CommandError as e:
         sys.stderr.write(f"error: {e}\n")
         return e.exit_code
-    simulator = load_simulator(args, [o for o in objects if o.get("kind") in KINDS], conf_text)
+    kept = [o for o in objects if o.get("kind") in KINDS]
+    simulator = load_simulator(args, kept, conf_text, workloads)
     if simulator is None:
         return 2
-    gangs = find_gangs(namespace, name, objects)
+    # a Job's chain is told as Job -> PodGroup: the Workload between them is read for the
+    # scheduler's check only
+    gangs = find_gangs(namespace, name, [o for o in objects if o.get("kind") != "Workload"])
     ssn = simulator.open_session()
     every = list(ssn.jobs)
     close_session(ssn)

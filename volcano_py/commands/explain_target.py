@@ -123,10 +123,13 @@ class LiveSnapshot:
     ``scheduler_conf``: ``volcano-scheduler.conf`` of the ConfigMap
     ``volcano-scheduler-configmap`` in ``conf_namespace`` (what the manager reads without
     ``--scheduler-conf``), or None when there is none (the built-in tiers).
+    ``workloads_served``: the cluster serves ``scheduling.k8s.io`` Workloads (a native
+    PodGroup naming a missing one waits, as in the scheduler).
     """
 
     objects: list[JSON]
     scheduler_conf: str | None
+    workloads_served: bool = False
 
 
 def live_snapshot(
@@ -139,11 +142,12 @@ def live_snapshot(
     """The snapshot's objects from the cluster, the namespace's workload links, the conf."""
     client = connect(kubeconfig, api_wait, say)
     try:
-        objects = _list(client, namespace)
+        objects, listed = _list(client, namespace)
+        served = R.NATIVE_WORKLOADS in listed
         try:
             configmap = client.get(R.CONFIGMAPS, SCHEDULER_CONFIGMAP_NAME, conf_namespace)
         except NotFound:
-            return LiveSnapshot(objects, None)
+            return LiveSnapshot(objects, None, served)
         except ApiError as e:
             raise CommandError(
                 f"reading ConfigMap {conf_namespace}/{SCHEDULER_CONFIGMAP_NAME}: {e}"
@@ -151,10 +155,11 @@ def live_snapshot(
     finally:
         client.close()
     conf = (configmap.get("data") or {}).get(CONF_KEY)
-    return LiveSnapshot(objects, str(conf) if conf else None)
+    return LiveSnapshot(objects, str(conf) if conf else None, served)
 
 
-def _list(client: KubeClient, namespace: str) -> list[JSON]:
+def _list(client: KubeClient, namespace: str) -> tuple[list[JSON], set[APIResource]]:
+    """The objects ``explain`` reads, and the resources listed (optional ones may not be)."""
     wanted: list[tuple[APIResource, str | None, str | None, bool]] = [
         (R.NODES, None, None, False),
         (R.HYPERNODES, None, None, False),
@@ -162,12 +167,14 @@ def _list(client: KubeClient, namespace: str) -> list[JSON]:
         (R.PODGROUPS, None, None, False),
         (R.NATIVE_PODGROUPS, None, None, True),  # served with the GenericWorkload gate only
         (R.NATIVE_COMPOSITES, None, None, True),  # and the CompositePodGroup gate
+        (R.NATIVE_WORKLOADS, None, None, True),  # what native PodGroups' workloadRef names
         (R.PODS, None, "status.phase!=Succeeded,status.phase!=Failed", False),
         (R.REPLICASETS, namespace, None, True),
         (R.STATEFULSETS, namespace, None, True),
         (R.JOBS, namespace, None, True),
     ]
     objects: list[JSON] = []
+    listed: set[APIResource] = set()
     for resource, ns, selector, optional in wanted:
         try:
             items = client.list_all(resource, ns, field_selector=selector)
@@ -179,8 +186,9 @@ def _list(client: KubeClient, namespace: str) -> list[JSON]:
             ) from e
         except ApiError as e:
             raise CommandError(f"listing {resource.plural}: {e}") from e
+        listed.add(resource)
         # list items carry no kind: set it, and the version (two kinds are called PodGroup)
         objects += [
             dict(item, kind=resource.kind, apiVersion=resource.api_version) for item in items
         ]
-    return objects
+    return objects, listed

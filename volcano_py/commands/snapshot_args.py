@@ -51,12 +51,15 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, live: bool = Fals
 
 
 def load_simulator(
-    args: argparse.Namespace, objects: list[JSON] | None = None, conf_text: str | None = None
+    args: argparse.Namespace,
+    objects: list[JSON] | None = None,
+    conf_text: str | None = None,
+    workloads: bool = False,
 ) -> Simulator | None:
     """The simulator over ``objects`` (else ``--cluster``'s), or None after saying why not.
 
     The conf: ``--scheduler-conf``, else ``conf_text`` (a live cluster's ConfigMap), else the
-    built-in tiers.
+    built-in tiers. ``workloads``: the cluster serves Workloads (``Simulator``).
     """
     try:
         if objects is None:
@@ -66,7 +69,7 @@ def load_simulator(
         else:
             conf = load_scheduler_conf(args.scheduler_conf)
         implicit = implicit_podgroup if args.implicit_podgroups else None
-        return Simulator(objects, conf, args.scheduler_name, implicit)
+        return Simulator(objects, conf, args.scheduler_name, implicit, workloads=workloads)
     except (SnapshotError, ConfError) as e:
         sys.stderr.write(f"error: {e}\n")
         return None

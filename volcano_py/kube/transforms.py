@@ -18,7 +18,11 @@ knows what the cache holds:
   controller's exit-code policies, ``dependsOn`` readiness and ``maxRetry``); the
   ``ephemeralContainerStatuses`` list;
 - Nodes: ``status.images``, ``status.nodeInfo``, ``status.daemonEndpoints``,
-  ``status.volumesAttached``, ``status.volumesInUse``, ``status.config``.
+  ``status.volumesAttached``, ``status.volumesInUse``, ``status.config``;
+- ``scheduling.k8s.io`` Workloads: all but the identity in ``metadata`` (name, namespace,
+  uid, resourceVersion) and the ``name`` of each of ``spec.podGroupTemplates`` and
+  ``spec.compositePodGroupTemplates`` (the scheduler checks only that a PodGroup's
+  ``workloadRef`` names an existing Workload and template).
 
 Repetition is stored once. The pods of one workload carry identical labels, annotations,
 owner references, tolerations, affinity and container resources: the Pod transform replaces
@@ -48,7 +52,7 @@ from typing import Any
 import orjson
 
 from volcano_py.api import JSON
-from volcano_py.api.resources import NODES, PODS, APIResource
+from volcano_py.api.resources import NATIVE_WORKLOADS, NODES, PODS, APIResource
 from volcano_py.kube import memo
 
 Transform = Callable[[JSON], JSON]
@@ -273,7 +277,32 @@ def slim_node(obj: JSON) -> JSON:
     return intern_strings(obj)  # type: ignore[no-any-return]
 
 
-DEFAULT_TRANSFORMS: dict[APIResource, Transform] = {PODS: slim_pod, NODES: slim_node}
+_WORKLOAD_META_KEEP = ("name", "namespace", "uid", "resourceVersion")
+_WORKLOAD_TEMPLATES = ("podGroupTemplates", "compositePodGroupTemplates")
+
+
+def slim_workload(obj: JSON) -> JSON:
+    """The Workload transform: its identity and its templates' names (module docstring)."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    out: JSON = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    out["metadata"] = {k: meta[k] for k in _WORKLOAD_META_KEEP if k in meta}
+    out_spec: JSON = {}
+    for field in _WORKLOAD_TEMPLATES:
+        templates = spec.get(field) if isinstance(spec, dict) else None
+        if isinstance(templates, list):
+            out_spec[field] = [
+                {"name": t["name"]} for t in templates if isinstance(t, dict) and "name" in t
+            ]
+    out["spec"] = out_spec
+    return out
+
+
+DEFAULT_TRANSFORMS: dict[APIResource, Transform] = {
+    PODS: slim_pod,
+    NODES: slim_node,
+    NATIVE_WORKLOADS: slim_workload,
+}
 
 
 def default_transform(resource: APIResource) -> Transform:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
-from volcano_py.api.resources import NATIVE_COMPOSITES, NATIVE_PODGROUPS
+from volcano_py.api.resources import NATIVE_COMPOSITES, NATIVE_PODGROUPS, NATIVE_WORKLOADS
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
@@ -226,7 +226,10 @@ class Scheduler:
         # Kubernetes' own PodGroups, when the API server serves them (api/native_groups.py)
         native = serves(client, NATIVE_PODGROUPS)
         composite = native and serves(client, NATIVE_COMPOSITES)
-        self._registrations = self.cache.attach(informers, native=native, composite=composite)
+        workloads = native and serves(client, NATIVE_WORKLOADS)
+        self._registrations = self.cache.attach(
+            informers, native=native, composite=composite, workloads=workloads
+        )
         self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
         self.client = client
         self._configmap_synced = configmap_synced

@@ -40,6 +40,7 @@ KINDS = (
     "HyperNode",
     "Queue",
     "CompositePodGroup",
+    "Workload",
     "PodGroup",
     "PersistentVolumeClaim",
     "PersistentVolume",
@@ -179,6 +180,7 @@ def fill_cache(cache: SchedulerCache, objects: Iterable[JSON]) -> None:
         "HyperNode": cache.update_hypernode,
         "Queue": cache.update_queue,
         "CompositePodGroup": cache.update_composite,
+        "Workload": cache.update_workload,
         "PodGroup": cache.update_podgroup,
         "Pod": cache.update_pod,
         **{kind: functools.partial(cache.update_volume, kind) for kind in VOLUME_KINDS},
@@ -251,15 +253,20 @@ class Simulator:
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
         implicit: Classifier | None = None,
         clock: Clock | None = None,
+        workloads: bool = False,
     ) -> None:
         """A cluster from ``objects`` with ``conf`` (default tiers when None).
 
         ``implicit``: bare pods run as implicit jobs, as the manager does (``implicit_jobs``).
         ``clock``: the scheduler's (parking's time limit runs on it; the process's when None).
+        ``workloads``: Workloads are read even when ``objects`` hold none (the cluster serves
+        them), so a native PodGroup naming one waits; else only when ``objects`` hold one.
         """
         self.plugins, self.actions = builtin_registries()
         self.conf = conf or load_conf(DEFAULT_SCHEDULER_CONF, self.plugins, self.actions)
         self.cache = SchedulerCache(scheduler_name, implicit, clock)
+        if workloads:
+            self.cache.read_workloads()
         objects = list(objects)
         fill_cache(self.cache, objects)
         self.budgets = [o for o in objects if o.get("kind") == "PodDisruptionBudget"]

@@ -5,7 +5,8 @@ import copy
 import pytest
 
 from bench.objects import node, pod
-from volcano_py.kube.transforms import SubtreeSharer, slim_node, slim_pod
+from volcano_py.api.resources import NATIVE_WORKLOADS
+from volcano_py.kube.transforms import SubtreeSharer, default_transform, slim_node, slim_pod
 
 
 def test_slim_pod_keeps_what_consumers_read_and_drops_the_rest() -> None:
@@ -125,3 +126,34 @@ def test_subtree_sharer_keeps_at_most_limit_subtrees_in_use() -> None:
 def test_subtree_sharer_limit_must_be_positive() -> None:
     with pytest.raises(ValueError, match="limit"):
         SubtreeSharer(limit=0)
+
+
+def test_the_workload_transform_keeps_its_identity_and_template_names_only() -> None:
+    template = {
+        "name": "worker",
+        "schedulingPolicy": {"gang": {"minCount": 4}},
+        "schedulingConstraints": {"topology": [{"key": "example.com/rack"}]},
+    }
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {
+            "name": "train",
+            "namespace": "ml",
+            "uid": "u1",
+            "resourceVersion": "7",
+            "managedFields": [{"manager": "kube-controller-manager"}],
+            "labels": {"a": "b"},
+        },
+        "spec": {
+            "controllerRef": {"kind": "Job", "name": "train"},
+            "podGroupTemplates": [template, {"name": "launcher"}],
+        },
+    }
+    slim = default_transform(NATIVE_WORKLOADS)(copy.deepcopy(workload))
+    assert slim == {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "train", "namespace": "ml", "uid": "u1", "resourceVersion": "7"},
+        "spec": {"podGroupTemplates": [{"name": "worker"}, {"name": "launcher"}]},
+    }

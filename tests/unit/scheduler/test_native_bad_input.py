@@ -63,11 +63,70 @@ def test_a_min_count_above_the_pods_that_exist_waits_whole() -> None:
     assert any("valid: 2, min: 3" in m for m in messages), messages
 
 
-def test_a_podgroup_naming_a_missing_workload_is_scheduled_from_its_own_spec() -> None:
-    # kube-scheduler reads no Workload either: the PodGroup carries what scheduling needs
+def _workload(name: str, *templates: str) -> dict[str, object]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"podGroupTemplates": [{"name": t} for t in templates]},
+    }
+
+
+def _naming(workload: str, template: str) -> list[dict[str, object]]:
     group = _native("g", {"gang": {"minCount": 2}}, RACK)
-    group["spec"]["workloadRef"] = {"workloadName": "gone", "templateName": "nowhere"}
-    sim = Simulator([*_cluster(), group, *(_member(f"g-{i}", "g", 1) for i in range(2))])
+    group["spec"]["workloadRef"] = {"workloadName": workload, "templateName": template}
+    return [group, *(_member(f"g-{i}", "g", 1) for i in range(2))]
+
+
+def _condition(sim: Simulator) -> dict[str, object]:
+    native = sim.cache.native_podgroup("default/g")
+    assert native is not None
+    (condition,) = native["status"]["conditions"]
+    return dict(condition)
+
+
+def test_a_podgroup_naming_a_missing_workload_waits_and_places_once_it_comes() -> None:
+    sim = Simulator([*_cluster(), _workload("other", "t"), *_naming("train", "worker")])
+    result = sim.run()
+    assert result.bindings == {}  # not one pod of the gang
+    said = "Workload default/train (spec.workloadRef.workloadName) does not exist"
+    condition = _condition(sim)
+    assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
+    assert condition["message"] == said
+    assert any(said in m for m in _said(sim, "default/g-0")), sim.writer.events
+    # the Workload comes without the template: still waiting, now naming the template
+    sim.cache.update_workload(_workload("train", "launcher"))
+    assert sim.run().bindings == {}
+    assert "has no template 'worker' (spec.workloadRef.templateName; its templates: launcher)" in (
+        str(_condition(sim)["message"])
+    )
+    # fixed: the parked gang comes back at the next cycle and binds whole
+    sim.cache.update_workload(_workload("train", "launcher", "worker"))
+    assert len(sim.run().bindings) == 2
+    assert _condition(sim)["reason"] == "Scheduled"
+
+
+def test_a_podgroup_waits_again_when_its_workload_is_deleted() -> None:
+    sim = Simulator([*_cluster(), _workload("train", "worker"), *_naming("train", "worker")])
+    assert len(sim.run().bindings) == 2
+    sim.cache.delete_workload(_workload("train", "worker"))
+    job = sim.cache.podgroup("default/g")
+    assert job is not None
+    assert "does not exist" in job["metadata"]["annotations"]["volcano-py.io/native-waiting"]
+
+
+def test_a_podgroup_without_workload_ref_does_not_wait_for_workloads() -> None:
+    group = _native("g", {"gang": {"minCount": 2}}, RACK)
+    members = [_member(f"g-{i}", "g", 1) for i in range(2)]
+    sim = Simulator([*_cluster(), _workload("other", "t"), group, *members])
+    assert len(sim.run().bindings) == 2
+
+
+def test_a_podgroup_naming_a_workload_is_scheduled_from_its_spec_when_workloads_are_unread() -> (
+    None
+):
+    # the API server serves no Workloads (or a snapshot holds none): nothing to wait for
+    sim = Simulator([*_cluster(), *_naming("gone", "nowhere")])
     result = sim.run()
     assert len(result.bindings) == 2
     assert result.podgroups["default/g"]["workload"] == "Workload gone"

@@ -52,7 +52,7 @@ class EnqueueAction:
             if job.invalid:
                 ssn.job_fit[job.key] = JobFit(INVALID_PODGROUP_REASON, job.invalid)
                 continue
-            closed = ssn.queue_gate(job)
+            closed = ssn.workload_gate(job) or ssn.queue_gate(job)
             if closed is not None:
                 ssn.job_fit[job.key] = closed
                 continue

@@ -3,7 +3,8 @@
 Kept apart from ``allocate.py`` so the placement code stays about placement:
 
 - ``queue_refusal(ssn, job)``: why a job's queue keeps it out this cycle — missing or not
-  Open (``Session.queue_gate``), or overused by a quota plugin (proportion, capacity).
+  Open (``Session.queue_gate``; before it, a native PodGroup's missing Workload:
+  ``Session.workload_gate``), or overused by a quota plugin (proportion, capacity).
 - ``queue_ordered(ssn, jobs)``: the jobs to try, one at a time, from the queue that comes
   first in the plugins' queue order *now* (shares move as jobs are placed), each queue's
   jobs in job order — Volcano's queue-then-job loop. Without queue order functions, plain
@@ -25,7 +26,7 @@ from volcano_py.scheduler.framework.session import Session
 
 def queue_refusal(ssn: Session, job: JobInfo) -> JobFit | None:
     """Why the job's queue keeps it out now, or None."""
-    closed = ssn.queue_gate(job)
+    closed = ssn.workload_gate(job) or ssn.queue_gate(job)
     if closed is not None:
         return closed
     if ssn.overused(ssn.queues[job.queue]):

@@ -69,11 +69,15 @@ from volcano_py.api.native_groups import (
     is_native_view,
     pod_group_name,
     volcano_view,
+    workload_problem,
+    workload_ref,
+    workload_templates,
 )
 from volcano_py.api.resources import (
     HYPERNODES,
     NATIVE_COMPOSITES,
     NATIVE_PODGROUPS,
+    NATIVE_WORKLOADS,
     NODES,
     PERSISTENTVOLUMECLAIMS,
     PERSISTENTVOLUMES,
@@ -152,6 +156,8 @@ class SchedulerCache:
         self._native: dict[str, JSON] = {}  # native PodGroups as they came, by key
         self._shadowed: dict[str, JSON] = {}  # native ones behind a Volcano one of their name
         self._composites = CompositeGroups()  # native CompositePodGroups and their children
+        # the Workloads native PodGroups name (key -> template names); None: not read
+        self._workloads: dict[str, frozenset[str]] | None = None
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
 
@@ -163,11 +169,13 @@ class SchedulerCache:
         *,
         native: bool = False,
         composite: bool = False,
+        workloads: bool = False,
     ) -> list[HandlerRegistration]:
         """Register handlers on a ``SharedInformerFactory``; returns the registrations.
 
         ``native``: the API server serves ``scheduling.k8s.io/v1beta1`` PodGroups (read them);
-        ``composite``: and ``v1alpha3`` CompositePodGroups.
+        ``composite``: and ``v1alpha3`` CompositePodGroups; ``workloads``: and ``v1beta1``
+        Workloads (a PodGroup naming a missing one waits: ``read_workloads``).
         """
         wiring: list[tuple[APIResource, _Handler, _Handler]] = [
             (NODES, self.update_node, self.delete_node),
@@ -182,6 +190,9 @@ class SchedulerCache:
             )
         if composite:
             wiring.append((NATIVE_COMPOSITES, self.update_composite, self.delete_composite))
+        if workloads:
+            self.read_workloads()
+            wiring.append((NATIVE_WORKLOADS, self.update_workload, self.delete_workload))
         for resource, kind in (
             (PERSISTENTVOLUMECLAIMS, CLAIM),
             (PERSISTENTVOLUMES, VOLUME),
@@ -419,7 +430,7 @@ class SchedulerCache:
                     self._shadowed[key] = pg
                     return
                 self._native[key] = pg
-                pg = volcano_view(pg, (held or {}).get("status"))
+                pg = self._native_view(pg, (held or {}).get("status"))
             elif key in self._native:
                 self._shadowed[key] = self._native.pop(key)
             self._put_podgroup(key, pg)
@@ -465,6 +476,55 @@ class SchedulerCache:
             self._composites.remove(composite)
             self.delete_podgroup(composite)
 
+    # -- Workloads (what native PodGroups' ``spec.workloadRef`` names) --------------------------
+
+    def read_workloads(self) -> None:
+        """Workloads are read from now on: a native PodGroup naming a missing one waits."""
+        with self._lock:
+            if self._workloads is None:
+                self._workloads = {}
+                self._review_workload(None)
+
+    def update_workload(self, workload: JSON) -> None:
+        """A ``scheduling.k8s.io/v1beta1`` Workload was added or changed."""
+        key = object_key(workload)
+        templates = workload_templates(workload)
+        with self._lock:
+            if self._workloads is None:
+                self._workloads = {}
+            if self._workloads.get(key) != templates:
+                self._workloads[key] = templates
+                self._review_workload(key)
+
+    def delete_workload(self, workload: JSON) -> None:
+        """A Workload was deleted: the PodGroups naming it wait for it again."""
+        key = object_key(workload)
+        with self._lock:
+            if self._workloads is not None and self._workloads.pop(key, None) is not None:
+                self._review_workload(key)
+
+    def _native_view(self, native: JSON, status: JSON | None = None) -> JSON:
+        """``volcano_view`` of ``native``, saying why it waits for its Workload, if it does."""
+        return volcano_view(native, status, workload_problem(native, self._workloads))
+
+    def _review_workload(self, key: str | None) -> None:
+        """The views of the native PodGroups naming Workload ``key`` (every one: None) redone.
+
+        A view whose waiting reason changed is put again, which un-parks its job and wakes
+        the loop: the group places at the next cycle once its Workload and template exist.
+        """
+        for pg_key, native in list(self._native.items()):
+            if not is_native(native) or parent_name(native):
+                continue
+            namespace = (native.get("metadata") or {}).get("namespace", "")
+            if key is not None and f"{namespace}/{workload_ref(native)[0]}" != key:
+                continue
+            held = self.jobs.podgroup(pg_key)
+            view = self._native_view(native, (held or {}).get("status"))
+            if held is None or held.get("metadata") != view.get("metadata"):
+                self._put_podgroup(pg_key, view)
+                self.changed.set()
+
     def _put_composite(self, key: str) -> None:
         """The composite job ``key``'s view rebuilt with its children (none when not cached)."""
         view = self._composites.view(key, (self.jobs.podgroup(key) or {}).get("status"))
@@ -504,7 +564,7 @@ class SchedulerCache:
             behind = None if is_native(pg) else self._shadowed.pop(key, None)
             if behind is not None:
                 self._native[key] = behind
-                self._put_podgroup(key, volcano_view(behind))
+                self._put_podgroup(key, self._native_view(behind))
 
     def podgroup(self, key: str) -> JSON | None:
         """The cached PodGroup dict."""

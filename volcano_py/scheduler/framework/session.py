@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 
+from volcano_py.api.native_groups import view_waiting
 from volcano_py.kube.changelog import ChangeLog
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -41,6 +42,8 @@ DEFAULT_EVICT_MAX_HYPERNODES = 8
 # ``queue_gate``'s reasons: a job waits for its queue (a Queue change unparks every job)
 QUEUE_NOT_FOUND_REASON = "QueueNotFound"
 QUEUE_NOT_OPEN_REASON = "QueueNotOpen"
+# ``workload_gate``'s: a native PodGroup waits for the Workload (or template) it names
+WORKLOAD_NOT_FOUND_REASON = "WorkloadNotFound"
 
 
 class Session(ExtensionPoints):
@@ -102,6 +105,8 @@ class Session(ExtensionPoints):
         self.wake_hints = WakeHints()
         for reason in (QUEUE_NOT_FOUND_REASON, QUEUE_NOT_OPEN_REASON):
             self.wake_hints.declare(reason, NO_EVENTS)  # ``queue_gate``
+        # the Workload's arrival changes the job's own view (the cache un-parks it)
+        self.wake_hints.declare(WORKLOAD_NOT_FOUND_REASON, NO_EVENTS)
         # domains preempt/reclaim evaluate per job (network-topology-aware's
         # ``hypernode.gradient.evict.max-hypernodes``)
         self.evict_max_hypernodes = DEFAULT_EVICT_MAX_HYPERNODES
@@ -172,6 +177,16 @@ class Session(ExtensionPoints):
             message = f"queue {job.queue!r} is {queue.state.value}, not Open"
             return JobFit(QUEUE_NOT_OPEN_REASON, message)
         return None
+
+    def workload_gate(self, job: JobInfo) -> JobFit | None:
+        """Why a native PodGroup waits for the Workload or template it names, or None.
+
+        The cache's view of the group says so while its ``spec.workloadRef`` names a
+        Workload that is not cached, or a template that Workload does not list
+        (``api/native_groups.workload_problem``); nothing of such a group is placed.
+        """
+        waiting = view_waiting(job.podgroup)
+        return JobFit(WORKLOAD_NOT_FOUND_REASON, waiting) if waiting else None
 
     # -- bookkeeping -------------------------------------------------------------------------
 

@@ -36,17 +36,22 @@ def _two_racks(topo: Topology) -> dict[str, set[str]]:
     return racks
 
 
-def _native_podgroup(client: KubeClient, ns: str, name: str, min_count: int) -> None:
+def _native_podgroup(
+    client: KubeClient, ns: str, name: str, min_count: int, workload_ref: JSON | None = None
+) -> None:
+    spec: JSON = {
+        "schedulingPolicy": {"gang": {"minCount": min_count}},
+        "schedulingConstraints": {"topology": [{"key": RACK}]},
+    }
+    if workload_ref is not None:
+        spec["workloadRef"] = workload_ref
     client.create(
         R.NATIVE_PODGROUPS,
         {
             "apiVersion": "scheduling.k8s.io/v1beta1",
             "kind": "PodGroup",
             "metadata": {"name": name, "namespace": ns},
-            "spec": {
-                "schedulingPolicy": {"gang": {"minCount": min_count}},
-                "schedulingConstraints": {"topology": [{"key": RACK}]},
-            },
+            "spec": spec,
         },
         ns,
     )
@@ -193,3 +198,51 @@ def test_explain_finds_a_jobs_native_gang_by_the_job_name(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"{namespace}/{name}: waits for {topology.gpu} short by"), lines
     assert lines[1] == f"{namespace}/wide: Job wide -> PodGroup {name}", lines
+
+
+def test_a_podgroup_naming_a_missing_workload_waits_until_the_workload_is_created(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Any,
+    workload_plane: Any,
+    capsys: Any,
+) -> None:
+    racks = _two_racks(topology)
+    ref = {"workloadName": "train", "templateName": "worker"}
+    _native_podgroup(client, namespace, "train", 4, ref)
+    names = [f"train-{i}" for i in range(4)]
+    for n in names:
+        _member(client, namespace, topology, n, "train")
+    said = f"Workload {namespace}/train (spec.workloadRef.workloadName) does not exist"
+    argv = ["explain", f"{namespace}/train", "--kubeconfig", str(workload_plane.kubeconfig)]
+    assert main([*argv, "-o", "text"]) == 0
+    out = capsys.readouterr().out
+    assert said in out, out
+    run_scheduler()
+    condition = wait_for(
+        lambda: (c := _condition(client, namespace, "train")) and said in c["message"] and c
+    )
+    assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
+    assert not any(_nodes_of(client, namespace, names).values())  # not one pod bound
+    client.create(
+        R.NATIVE_WORKLOADS,
+        {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "Workload",
+            "metadata": {"name": "train", "namespace": namespace},
+            "spec": {
+                "podGroupTemplates": [
+                    {
+                        "name": "worker",
+                        "schedulingPolicy": {"gang": {"minCount": 4}},
+                        "schedulingConstraints": {"topology": [{"key": RACK}]},
+                    }
+                ]
+            },
+        },
+        namespace,
+    )
+    placed = wait_for(lambda: (p := _nodes_of(client, namespace, names)) and all(p.values()) and p)
+    assert any(set(placed.values()) <= nodes for nodes in racks.values()), placed
+    assert _scheduled(client, namespace, "train")["reason"] == "Scheduled"
