@@ -19,6 +19,10 @@ per job of the session:
 - setting the job aside: *settled* when it is done and its status is as written, *parked*
   when it could not be placed, with the cluster events its ``JobFit`` reason waits for
   (``ssn.wake_hints``, ``api/wake_hints.py``).
+
+A job nothing was tried for that runs short of a member (``cache/lost_members.py``) is held
+for a schedule period (nothing written, not set aside, looked at again next cycle), then
+marked unschedulable as Volcano's gang plugin marks it at session close: ``Unknown``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import uuid
 from datetime import UTC, datetime
 
 from volcano_py.api import JSON
-from volcano_py.api.constants import PodGroupPhase
+from volcano_py.api.constants import NOT_ENOUGH_RESOURCES_REASON, PodGroupPhase
 from volcano_py.api.native_composite import CHILD_POLICY
 from volcano_py.api.native_groups import (
     REASON_SCHEDULED,
@@ -42,6 +46,7 @@ from volcano_py.scheduler.api.sub_job_info import sub_job_id
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
 from volcano_py.scheduler.api.wake_hints import ClusterEvent
 from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.cache.lost_members import lost_member_message
 from volcano_py.scheduler.eviction_writes import served_nomination
 from volcano_py.scheduler.framework.interface import JobFit
 from volcano_py.scheduler.framework.session import Session
@@ -113,6 +118,8 @@ class JobUpdater:
             self._update(ssn, job, bind_errors)
         for task in self.cache.waiting_for_native_group():
             self._tell_missing_group(task)
+        if self.cache.lost_members:
+            self.cache.lost_members.prune(lambda key: self.cache.podgroup(key) is not None)
         self.cache.settle(self._settled)
         self.cache.park(self._parked, self._waits)
 
@@ -123,6 +130,12 @@ class JobUpdater:
         if failed and fit is None:
             message = f"binding {len(failed)} task(s) failed: {bind_errors[failed[0]]}"
             fit = JobFit(BIND_FAILED_REASON, message)
+        if fit is None:
+            lost = self.cache.lost_members.check(job)
+            if lost is None:
+                return  # held: neither written nor set aside, looked at again next cycle
+            if lost:
+                fit = JobFit(NOT_ENOUGH_RESOURCES_REASON, lost_member_message(job))
         written = self._write_status(ssn, job, fit, note)
         version = self.versions.get(job.key, 0)
         if fit is not None:

@@ -5,7 +5,8 @@ Pure functions on dicts (unit-tested without a cluster):
 - ``podgroup_status``: the PodGroup's new phase (``Pending`` → ``Inqueue`` when enqueued,
   ``Running`` once at least minMember tasks are placed — terminating ones on a node still
   count —, ``Completed`` when those are all done, ``Unknown`` while tasks run but the gang
-  could not be completed this cycle, back to ``Pending`` when too few are left; Volcano's
+  is not ready (could not be completed this cycle, or lost a member:
+  ``cache/lost_members.py``), back to ``Pending`` when too few are left; Volcano's
   ``getPodGroupPhase``), its conditions (``Unschedulable`` with the reason
   and the per-tier message when the gang could not be placed; ``Scheduled`` when it was) and the
   ``volcano.sh/job-allocated-hypernode`` annotation, and the task counts (``running``,
@@ -37,7 +38,8 @@ COMPLETED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 def _phase(job: JobInfo, unschedulable: bool) -> str:
     """Volcano's ``getPodGroupPhase``, with placed (allocated, binding) tasks as scheduled.
 
-    ``Unknown``: tasks running while the gang could not be completed this cycle. Scheduled
+    ``Unknown``: tasks running while the gang is marked unschedulable (``unschedulable``: it
+    could not be completed this cycle, or lost a member, ``cache/lost_members.py``). Scheduled
     (placed, running, done, or terminating on a node): at least minMember → ``Completed``
     when every one of them is done, else ``Running``. Fewer: an ``Inqueue`` job stays so,
     any other goes back to ``Pending`` (enqueue admits it again) — except ``Completed``,

@@ -3,8 +3,9 @@
 - gangevict's configuration has no ``enqueue``: allocate admits the PodGroup itself and
   places it (issue 41, item 1).
 - PodGroup phases (item 4): ``Completed`` once every pod is done (the PodGroup of a finished
-  ``batch/v1`` Job), and a running gang whose pods are all deleted goes back to ``Pending``,
-  never through ``Unknown``.
+  ``batch/v1`` Job), a running gang whose pods are all deleted goes back to ``Pending``,
+  never through ``Unknown``, and one whose member is force-deleted goes ``Unknown`` (jobseq's
+  "Transform from running to unknown after a member is gone").
 - ``kubectl describe podgroup`` shows a Warning ``Unschedulable`` Event on a gang that cannot
   be placed, and a Normal ``Scheduled`` once it is (Volcano's RecordJobStatusEvent; item 5) —
   one Event per change, not one per cycle.
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tests.builders import delete_pod, pod_body, podgroup_body
+from tests.builders import delete_pod, force_delete_pod, pod_body, podgroup_body
 from tests.integration.scheduler.conftest import Topology, gang_pod, wait_for
 from volcano_py.api import resources as R
 from volcano_py.kube.client import KubeClient
@@ -163,3 +164,26 @@ def test_running_gang_whose_pods_are_all_deleted_goes_back_to_pending(
         delete_pod(client, n, namespace)  # graceful: Running while they terminate
     watcher.join(60)
     assert seen == ["Pending"]  # not Unknown, not straight to Inqueue
+
+
+def test_running_gang_that_lost_a_member_goes_unknown(
+    client: KubeClient,
+    namespace: str,
+    topology: Topology,
+    run_scheduler: Callable[..., Callable[[], Scheduler]],
+) -> None:
+    names = _running_gang(client, namespace, topology, run_scheduler, "lost")
+    version = client.get(R.PODGROUPS, "lost", namespace)["metadata"]["resourceVersion"]
+    seen: list[str] = []
+    watcher = threading.Thread(
+        target=_next_phase, args=(client, namespace, "lost", version, seen), daemon=True
+    )
+    watcher.start()
+    force_delete_pod(client, names[0], namespace)  # gone, not terminating
+    watcher.join(60)
+    assert seen == ["Unknown"]  # not through Pending / Inqueue
+    conditions = client.get(R.PODGROUPS, "lost", namespace)["status"]["conditions"]
+    assert any(
+        c["type"] == "Unschedulable" and c["message"].startswith("1/1 tasks in gang unschedulable")
+        for c in conditions
+    ), conditions

@@ -17,10 +17,16 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 - ``evicted`` / ``notEvicted``: pods preempt/reclaim must / must not evict;
   ``evictedCount``: how many were evicted in all; ``evictionsFor``: ``{ns/podgroup: n}``
   pods evicted for that preemptor.
+
+Optional ``steps``: what happens next, in order, each followed by the scheduler running again
+until nothing changes and its own ``expect`` (the keys above). A step ``terminates`` pods
+(``ns/pod``: they get a ``deletionTimestamp`` and keep running), ``deletes`` pods (gone from
+the cluster) and then lets ``seconds`` pass on the scheduler's clock.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,7 @@ import pytest
 import yaml
 
 from tests.unit.scheduler.objects import expand
+from volcano_py.kube.clock import FakeClock
 from volcano_py.scheduler.framework.registry import load_conf
 from volcano_py.scheduler.scheduler import builtin_registries
 from volcano_py.scheduler.simulator import Simulator, load_scheduler_conf
@@ -60,9 +67,24 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
         plugins, actions = builtin_registries()
         conf = load_conf(scenario["conf"], plugins, actions)
     objects = expand(scenario["cluster"])
-    sim = Simulator(objects, conf)
-    result = sim.run()
-    expect = scenario["expect"]
+    clock = FakeClock()
+    sim = Simulator(objects, conf, clock=clock)
+    _check(scenario["expect"], objects, sim, sim.run())
+    for step in scenario.get("steps") or ():
+        for key in step.get("terminates") or ():
+            pod = copy.deepcopy(sim.cache.pod(key))
+            assert pod is not None, key
+            pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            sim.cache.update_pod(pod)
+        for key in step.get("deletes") or ():
+            pod = sim.cache.pod(key)
+            assert pod is not None, key
+            sim.cache.delete_pod(pod)
+        clock.step(step.get("seconds", 0))
+        _check(step["expect"], objects, sim, sim.run())
+
+
+def _check(expect: Any, objects: Any, sim: Simulator, result: Any) -> None:
     _check_placement(expect, objects, result, sim.cache.hypernodes.build())
     _check_statuses(expect, result, sim.cache.snapshot().queues)
     _check_messages(expect, result)

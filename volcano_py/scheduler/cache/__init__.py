@@ -2,7 +2,8 @@
 
 ``SchedulerCache`` (``scheduler_cache.py``) is what callers use; its parts own their state
 beside it (``nodes.py``, ``jobs.py`` with ``implicit_jobs.py`` and ``allocated_index.py``,
-``parking.py``, ``snapshot.py``), the way Kueue keeps its TAS cache in files beside each other.
+``parking.py``, ``lost_members.py``, ``snapshot.py``), the way Kueue keeps its TAS cache in
+files beside each other.
 """
 
 from volcano_py.scheduler.cache.implicit_jobs import Classifier

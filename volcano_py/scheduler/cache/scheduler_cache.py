@@ -97,6 +97,7 @@ from volcano_py.scheduler.api.wake_hints import ALL_EVENTS, ClusterEvent
 from volcano_py.scheduler.cache.composites import CompositeGroups
 from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
+from volcano_py.scheduler.cache.lost_members import LostMembers
 from volcano_py.scheduler.cache.nodes import NodeStore
 from volcano_py.scheduler.cache.parking import ParkedJobs, places, told_only
 from volcano_py.scheduler.cache.snapshot import take_snapshot
@@ -147,6 +148,8 @@ class SchedulerCache:
         # jobs that could not be placed, left out until an event they wait for (they are
         # settled in ``jobs`` too)
         self._parked = ParkedJobs(clock=clock)
+        # running gangs short of a member, held for a grace before Unknown (lost_members.py)
+        self.lost_members = LostMembers(clock)
         self.hypernodes = HyperNodeIndex()
         self.volumes = VolumeStore()  # claims, PersistentVolumes, StorageClasses
         self._pods: dict[str, JSON] = {}
