@@ -95,6 +95,32 @@ def pod_group_name(pod: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
+def job_default(native: Mapping[str, Any]) -> bool:
+    """Whether ``native`` is the group a Job controller makes for a Job that asked for nothing.
+
+    With ``WorkloadWithJob`` on, kube-controller-manager's Job controller makes a Workload
+    and a PodGroup for every Job without a ``spec.schedulingGroup`` in its template, ``basic``
+    when the Job has no ``spec.scheduling``. Such a group, controlled by a Job, with no gang,
+    no constraints and none of the Volcano annotations this module reads, says nothing a
+    Volcano PodGroup does not: its pods are handled as Volcano handles a Job's pods (a
+    Volcano PodGroup from pg-controller, the Job's ``volcano.sh/`` annotations honoured).
+    """
+    meta = native.get("metadata") or {}
+    refs = [r for r in meta.get("ownerReferences") or () if isinstance(r, Mapping)]
+    if not any(r.get("controller") and r.get("kind") == "Job" for r in refs):
+        return False
+    spec = native.get("spec") or {}
+    policy = spec.get("schedulingPolicy") or {}
+    if not isinstance(policy, Mapping) or policy.get("gang") is not None:
+        return False
+    if spec.get("schedulingConstraints"):
+        return False
+    annotations = meta.get("annotations") or {}
+    return not any(
+        k in annotations for k in (QUEUE_NAME_ANNOTATION, NETWORK_TOPOLOGY_MODE_ANNOTATION)
+    )
+
+
 def topology_key(native: Mapping[str, Any]) -> str:
     """The node label of ``schedulingConstraints.topology[0].key`` ("" when none)."""
     constraints = (native.get("spec") or {}).get("schedulingConstraints") or {}

@@ -16,7 +16,12 @@ none is left behind.
 A pod is taken when its ``spec.schedulerName`` is one of ours and its
 ``scheduling.k8s.io/group-name`` is missing or empty, and it names no Kubernetes PodGroup in
 ``spec.schedulingGroup`` (that one is its gang: one gang object per pod,
-``api/native_groups.py``). ``sync_pod`` creates the PodGroup if
+``api/native_groups.py``) — unless that group is the one a Job controller made by default
+for a Job that asked for nothing (``job_default``: basic, no constraints; ``WorkloadWithJob``
+makes one for every Job): then the pod gets a Volcano PodGroup *of that group's name*, as
+Volcano would give it one (the Job's annotations honoured), and the scheduler waits for it
+(the native one is never a job there). Whether it is such a group is read with a GET when
+the pod is synced. ``sync_pod`` creates the PodGroup if
 it does not exist (an ``AlreadyExists`` from a concurrent create is success), then patches
 the annotation with the pod's resourceVersion as precondition: a value someone else set in
 the meantime is never overwritten; it is logged and reported as an Event instead.
@@ -39,6 +44,7 @@ from volcano_py.api import resources as R
 from volcano_py.api.errors import FieldError
 from volcano_py.api.meta import (
     annotations_of,
+    controller_ref,
     is_being_deleted,
     name_of,
     namespace_of,
@@ -46,7 +52,7 @@ from volcano_py.api.meta import (
     resource_version_of,
     uid_of,
 )
-from volcano_py.api.native_groups import pod_group_name
+from volcano_py.api.native_groups import job_default, pod_group_name
 from volcano_py.controllers.podgroup.builder import (
     BuiltPodGroup,
     build_podgroup,
@@ -117,7 +123,7 @@ class PodGroupSync:
         return (
             scheduler in self.scheduler_names
             and not annotations_of(pod).get(C.KUBE_GROUP_NAME_ANNOTATION)
-            and not pod_group_name(pod)
+            and (not pod_group_name(pod) or (controller_ref(pod) or {}).get("kind") == "Job")
             and not is_being_deleted(pod)
             and not self.implicit(pod)
         )
@@ -150,9 +156,19 @@ class PodGroupSync:
         pod = self.caches.pods.get(key)
         if pod is None or not self.takes(pod) or self.awaiting_cache(pod):
             return
-        name = podgroup_name(pod)
+        name = pod_group_name(pod)
+        if name and not self._job_default(namespace_of(pod), name):
+            return  # the native group is the pod's gang
+        name = name or podgroup_name(pod)
         podgroup = self.ensure_podgroup(pod, name, update=False)
         self.annotate_pod(pod, name, partition_labels(pod, podgroup))
+
+    def _job_default(self, namespace: str, name: str) -> bool:
+        """Whether the native PodGroup ``name`` is a Job controller's default (module doc)."""
+        try:
+            return job_default(self.client.get(R.NATIVE_PODGROUPS, name, namespace))
+        except NotFound:
+            return False  # nothing to schedule the pod by: it waits, as kube-scheduler's would
 
     def build(self, pod: Mapping[str, Any]) -> BuiltPodGroup:
         """The desired PodGroup for ``pod`` (owner annotations read when inheritance is on)."""
@@ -186,7 +202,9 @@ class PodGroupSync:
         if existing is None:
             with self._creating(key):  # a second worker waits, then finds it created
                 if key not in self._created and key not in self.caches.podgroups:
-                    self._create(pod, key, self.build(pod))
+                    built = self.build(pod)
+                    built.body["metadata"]["name"] = name  # a native group's name, or the same
+                    self._create(pod, key, built)
             with self._lock:
                 return self.caches.podgroups.get(key) or self._created.get(key)
         if not update:

@@ -37,6 +37,8 @@ Contract:
   namespace/name wins: the native one waits behind it and comes back when it is deleted.
   A root ``CompositePodGroup`` is one job whose tasks are its child PodGroups' pods
   (``composites.py``, ``api/native_composite.py``); its view is rebuilt when a child changes.
+  A Job controller's default group (``job_default``: basic, no constraints) is never a job:
+  pg-controller gives its pods a Volcano PodGroup of its name, as Volcano would.
 - Cached objects are the informer's dicts, read-only. ``changed`` is set on every event that
   could let something be scheduled (the loop wakes early).
 
@@ -67,6 +69,7 @@ from volcano_py.api.native_groups import (
     as_native,
     is_native,
     is_native_view,
+    job_default,
     pod_group_name,
     volcano_view,
     workload_problem,
@@ -416,7 +419,9 @@ class SchedulerCache:
         """A PodGroup was added or changed (status-only changes do not wake the loop).
 
         A native one (``scheduling.k8s.io``) is kept and its Volcano-shaped view is the job's;
-        while a Volcano PodGroup of the same name exists, the native one waits behind it.
+        while a Volcano PodGroup of the same name exists, the native one waits behind it. A
+        Job controller's default group (``job_default``) is never a job: its pods wait for the
+        Volcano PodGroup of its name that pg-controller makes for them.
         """
         if is_native_composite(pg):
             self.update_composite(pg)
@@ -428,7 +433,7 @@ class SchedulerCache:
         with self._lock:
             if is_native(pg):
                 held = self.jobs.podgroup(key)
-                if held is not None and not is_native_view(held):
+                if job_default(pg) or (held is not None and not is_native_view(held)):
                     log.info("podgroup %s: a Volcano PodGroup of that name wins", key)
                     self._shadowed[key] = pg
                     return
@@ -565,7 +570,7 @@ class SchedulerCache:
             self._parked.discard(key)
             self._parked.event(ClusterEvent.PODGROUP_DELETED)
             behind = None if is_native(pg) else self._shadowed.pop(key, None)
-            if behind is not None:
+            if behind is not None and not job_default(behind):
                 self._native[key] = behind
                 self._put_podgroup(key, self._native_view(behind))
 
@@ -590,9 +595,16 @@ class SchedulerCache:
             self.jobs.keep_implicit_status(object_key(pg), pg)
 
     def waiting_for_native_group(self) -> list[TaskInfo]:
-        """Pending pods of ours naming a native PodGroup (or its parent) that does not exist."""
+        """Pending pods of ours naming a native PodGroup (or its parent) that does not exist.
+
+        Not those of a Job controller's default group: they wait for their Volcano PodGroup.
+        """
         with self._lock:
-            return [t for t in self.jobs.pending_without_podgroup() if pod_group_name(t.pod)]
+            return [
+                t
+                for t in self.jobs.pending_without_podgroup()
+                if pod_group_name(t.pod) and t.job not in self._shadowed
+            ]
 
     def native_children(self, key: str) -> list[JSON]:
         """The child PodGroups of the CompositePodGroup job ``key`` (none for other jobs)."""

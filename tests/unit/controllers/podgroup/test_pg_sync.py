@@ -255,3 +255,64 @@ def test_controller_sync_dispatches_workloads_and_pods() -> None:
         ("create", "podgroups", "podgroup-uid-solo"),
         ("patch", "pods", "solo"),
     ]
+
+
+# --- a batch/v1 Job's pods when the Job controller made a native PodGroup (WorkloadWithJob) ---
+
+JOB = workload("Job", "train", annotations={MIN: "1", "volcano.sh/x": "1"})
+
+
+def _native(policy: dict, **spec: object) -> dict:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": "train-abc",
+            "namespace": "ns",
+            "ownerReferences": [
+                {"kind": "Job", "name": "train", "uid": "uid-train", "controller": True}
+            ],
+        },
+        "spec": {"schedulingPolicy": policy, **spec},
+    }
+
+
+def _job_pod() -> dict:
+    return pod("train-0", owner=JOB, spec={"schedulingGroup": {"podGroupName": "train-abc"}})
+
+
+def test_sync_pod_gives_a_jobs_default_native_group_a_volcano_podgroup_of_its_name() -> None:
+    h = harness(pods=(_job_pod(),))
+    h.client.objects[("podgroups", "ns", "train-abc")] = _native({"basic": {}})
+    h.client.objects[("jobs", "ns", "train")] = JOB
+    h.sync.sync_pod("ns/train-0")
+    assert h.client.verbs() == [
+        ("get", "podgroups", "train-abc"),
+        ("get", "jobs", "train"),
+        ("create", "podgroups", "train-abc"),
+        ("patch", "pods", "train-0"),
+    ]
+    created = h.client.calls[2].body
+    assert created["metadata"]["annotations"] == {"volcano.sh/x": "1"}  # the Job's, as Volcano
+    assert h.client.calls[3].body["metadata"]["annotations"] == {GROUP: "train-abc"}
+
+
+@pytest.mark.parametrize(
+    "native",
+    [
+        _native({"gang": {"minCount": 2}}),
+        _native({"basic": {}}, schedulingConstraints={"topology": [{"key": "rack"}]}),
+    ],
+    ids=["gang", "topology"],
+)
+def test_sync_pod_leaves_a_job_pod_to_a_native_group_that_asks_for_something(native: dict) -> None:
+    h = harness(pods=(_job_pod(),))
+    h.client.objects[("podgroups", "ns", "train-abc")] = native
+    h.sync.sync_pod("ns/train-0")
+    assert h.client.verbs() == [("get", "podgroups", "train-abc")]
+
+
+def test_sync_pod_leaves_a_pod_of_a_native_group_that_no_job_controls() -> None:
+    h = harness(pods=(pod("p", spec={"schedulingGroup": {"podGroupName": "g"}}),))
+    h.sync.sync_pod("ns/p")
+    assert h.client.calls == []
