@@ -48,7 +48,9 @@ def make_validate(view: ClusterView) -> Callable[[Mapping[str, Any]], dict[str, 
         request = review.get("request") or {}
         operation = request.get("operation")
         if operation == "DELETE":
-            problems = validate_delete(str(request.get("name") or ""), view)
+            deleted = _object(request, "oldObject") or {}
+            state = str((deleted.get("status") or {}).get("state") or "Open")
+            problems = validate_delete(str(request.get("name") or ""), view, state)
         elif operation in ("CREATE", "UPDATE"):
             queue = _object(request, "object")
             if queue is None:

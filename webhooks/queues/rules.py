@@ -18,8 +18,11 @@ Volcano's rules (``pkg/webhooks/admission/queues``), our wording:
   parent) a parent without child queues holds no allocated pods; a child's capability does
   not exceed its nearest ancestor's, the children's guarantees and deserved shares add up
   to no more than their parent's;
-- ``root`` and ``default`` cannot be deleted, nor a queue with child queues, nor a queue that
-  PodGroups still name (close it and let them finish first).
+- ``root`` and ``default`` cannot be deleted, nor a queue with child queues.
+
+Ours, beyond Volcano: an *open* queue that PodGroups still name cannot be deleted (close it
+first). A closed or closing one can, as in Volcano (whose own e2e cleanup closes a queue and
+deletes it while the spec's standalone PodGroups still name it).
 
 Ours, beyond Volcano: a ``guarantee.resource`` amount larger than the whole cluster's
 allocatable of that resource can never be honoured (it reserved everything and stalled every
@@ -306,8 +309,8 @@ def validate(
     return problems
 
 
-def validate_delete(name: str, view: ClusterView) -> list[str]:
-    """The problems with deleting queue ``name``."""
+def validate_delete(name: str, view: ClusterView, state: str = "Open") -> list[str]:
+    """The problems with deleting queue ``name`` (``state``: its ``status.state``)."""
     if name in (ROOT_QUEUE, DEFAULT_QUEUE):
         return [f"queue {name!r} can not be deleted"]
     children = sorted(_name(q) for q in view.children(name))
@@ -316,7 +319,7 @@ def validate_delete(name: str, view: ClusterView) -> list[str]:
             f"queue {name} can not be deleted because it has {len(children)} child "
             f"queues: {', '.join(children)}"
         ]
-    held = view.podgroups_in(name)
+    held = view.podgroups_in(name) if state not in ("Closed", "Closing") else 0
     if held:
         return [
             f"queue {name} can not be deleted: {held} PodGroups still name it; close it "

@@ -184,6 +184,13 @@ def test_delete_of_an_empty_leaf_is_allowed() -> None:
     assert validate_delete("idle", view(queue("idle"))) == []
 
 
+@pytest.mark.parametrize("state", ["Closed", "Closing"])
+def test_delete_of_a_closed_queue_that_podgroups_name_is_allowed(state: str) -> None:
+    # Volcano allows it; its e2e cleanup closes a queue and deletes it while standalone
+    # PodGroups of the spec still name it (jobseq "Queue Job Status Transition")
+    assert validate_delete("busy", view(queue("busy"), podgroups={"busy": 2}), state) == []
+
+
 def test_mutation_defaults_weight_reclaimable_and_roots_the_hierarchy() -> None:
     obj = queue(
         annotations={"volcano.sh/hierarchy": "sci/dev", "volcano.sh/hierarchy-weights": "2/3"}
@@ -212,6 +219,10 @@ def test_validate_function_answers_each_operation() -> None:
     denied = func(_review("DELETE", name="busy"))
     assert denied["allowed"] is False
     assert "PodGroups" in denied["status"]["message"]
+    closed = {**queue("busy"), "status": {"state": "Closed"}}
+    delete_closed = _review("DELETE", name="busy")
+    delete_closed["request"]["oldObject"] = closed
+    assert func(delete_closed)["allowed"] is True
     assert func(_review("CREATE"))["allowed"] is False  # no object: a refusal, not a crash
 
 
