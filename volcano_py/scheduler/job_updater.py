@@ -58,7 +58,7 @@ from volcano_py.scheduler.topology_config import (
     job_message,
     missing_tier_message,
 )
-from volcano_py.scheduler.writer import Writer
+from volcano_py.scheduler.writer import Writer, podgroup_status_changes
 
 BIND_FAILED_REASON = "BindFailed"
 
@@ -183,6 +183,9 @@ class JobUpdater:
         if implicit:
             self.cache.keep_implicit_status(new)  # no object to write (implicit_jobs.py)
             return False
+        cached = self.cache.podgroup_object(job.key)
+        if cached is not None and not podgroup_status_changes(cached, new):
+            return False  # the object already says so: an idle cluster writes nothing
         self.writer.update_podgroup(new)
         self.written += 1
         return True

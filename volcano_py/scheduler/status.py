@@ -16,7 +16,8 @@ Pure functions on dicts (unit-tested without a cluster):
 - ``pod_unschedulable_condition``: the ``PodScheduled=False`` condition for a pending pod of a
   job that could not be placed, or None when the pod already carries that exact condition.
 
-PodGroup has no status subresource in Volcano's CRD: the writer updates the whole object.
+PodGroup has no status subresource in Volcano's CRD: the writer merge-patches the status
+(``writer.podgroup_status_patch``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,20 @@
 """``StatusWrites``: PodGroup status writes off the scheduling cycle, coalesced per PodGroup.
 
-A cycle that tells 1,700 new PodGroups why they wait used to PUT them one by one before it
+A cycle that tells 1,700 new PodGroups why they wait used to write them one by one before it
 ended, so it took 3-4 s and a gang that fit, created meanwhile, waited for it. Now the cycle
 hands each new PodGroup object to ``put`` and goes on; a few threads write them:
 
 - **Coalesced**: one pending write per PodGroup; a newer object replaces one not yet sent, so
   a PodGroup is written at most once per round of the workers however many cycles computed
   it.
-- **Level-based, as before**: each PUT carries the ``resourceVersion`` the status was
-  computed from; a conflict (another writer, or two of our writes racing) is logged and left
-  to the next cycle, which computes the status again from the object the watch delivers. A
-  job whose write is still pending is not settled or parked: the next cycle looks at it
-  again and puts the same object (coalesced).
+- **One writer of the status**: a Volcano PodGroup's status goes as a merge patch of
+  ``status`` (and the scheduler's own annotations) without a ``resourceVersion``
+  (``writer.podgroup_status_patch``), so the controllers' spec and annotation writes never
+  make it conflict; a key is never written by two threads at once and the newest object wins,
+  so the last write is the newest decision. A failed write is logged and left to the next
+  cycle, which computes the status again from the object the watch delivers. A job whose
+  write is still pending is not settled or parked: the next cycle looks at it again and puts
+  the same object (coalesced).
 - **Order**: binds are still sent inside the cycle, before any status of that cycle.
 - ``flush`` waits until everything put so far is written (tests, shutdown); ``close`` flushes
   for at most ``timeout`` seconds and stops the threads (a deposed leader's writes fail with

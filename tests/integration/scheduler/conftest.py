@@ -25,6 +25,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.errors import NotFound
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.informer import SharedInformerFactory
+from volcano_py.scheduler.cache import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "gang_pod",
     "namespace",
     "run_scheduler",
+    "scheduler_running",
     "topology",
     "wait_for",
 ]
@@ -190,5 +192,27 @@ def run_scheduler(client: KubeClient) -> Iterator[Callable[..., Callable[[], Sch
     yield start
     for stop, thread, informers in list(running):
         stop.set()
+        thread.join(10)
+        informers.shutdown()
+
+
+@contextlib.contextmanager
+def scheduler_running(admin: KubeClient, implicit: Classifier | None = None) -> Iterator[Scheduler]:
+    """A scheduler cycling every 0.2 s on its own informers until the block ends.
+
+    Unlike ``run_scheduler``, the ``Scheduler`` is at hand while it runs (its counters).
+    """
+    informers = SharedInformerFactory(admin)
+    scheduler = Scheduler(admin, informers, None, "volcano", schedule_period=0.2, implicit=implicit)
+    informers.start()
+    assert informers.wait_for_cache_sync(30)
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
+    thread.start()
+    try:
+        yield scheduler
+    finally:
+        stop.set()
+        scheduler.cache.changed.set()
         thread.join(10)
         informers.shutdown()

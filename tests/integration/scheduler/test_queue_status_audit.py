@@ -13,8 +13,6 @@ PodGroup statuses are written off the cycle (``status_writes.py``): a gang's rea
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,12 +22,10 @@ import pytest
 from devcluster.harness import ControlPlane
 from tests.builders import create_node, force_delete_pod, pod_body, podgroup_body
 from tests.fixtures import audit_writes, audited_control_plane
-from tests.integration.scheduler.conftest import wait_for
+from tests.integration.scheduler.conftest import scheduler_running, wait_for
 from volcano_py.api import resources as R
 from volcano_py.controllers.podgroup.implicit import implicit_podgroup
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.informer import SharedInformerFactory
-from volcano_py.scheduler.cache import Classifier
 from volcano_py.scheduler.scheduler import Scheduler
 
 pytestmark = pytest.mark.timeout(300)
@@ -44,27 +40,6 @@ def audited() -> Iterator[tuple[ControlPlane, KubeClient]]:
         yield plane
 
 
-@contextlib.contextmanager
-def _scheduler_running(
-    admin: KubeClient, implicit: Classifier | None = None
-) -> Iterator[Scheduler]:
-    """A scheduler cycling every 0.2 s on its own informers until the block ends."""
-    informers = SharedInformerFactory(admin)
-    scheduler = Scheduler(admin, informers, None, "volcano", schedule_period=0.2, implicit=implicit)
-    informers.start()
-    assert informers.wait_for_cache_sync(30)
-    stop = threading.Event()
-    thread = threading.Thread(target=scheduler.run, args=(stop,), name="scheduler:loop")
-    thread.start()
-    try:
-        yield scheduler
-    finally:
-        stop.set()
-        scheduler.cache.changed.set()
-        thread.join(10)
-        informers.shutdown()
-
-
 def _queue_status_writes(cp: ControlPlane) -> list[dict[str, Any]]:
     return audit_writes(cp, "queues", ("patch", "update"), "status")
 
@@ -74,7 +49,7 @@ def test_no_queue_status_writes_in_ten_idle_seconds(
 ) -> None:
     cp, admin = audited
     create_node(admin, "n0", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
-    with _scheduler_running(admin) as scheduler:
+    with scheduler_running(admin) as scheduler:
         admin.create(R.PODGROUPS, podgroup_body("job", NS, 2))
         names = [f"job-{i}" for i in range(2)]
         for name in names:
@@ -123,7 +98,7 @@ def test_podgroup_status_written_once_running_then_never_again_and_none_for_a_ba
     cp, admin = audited
     create_node(admin, "n1", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})
     names = ["steady-0", "steady-1", "bare"]
-    with _scheduler_running(admin, implicit_podgroup):
+    with scheduler_running(admin, implicit_podgroup):
         admin.create(R.PODGROUPS, podgroup_body("steady", NS, 2))
         created_by_test = len(_podgroup_writes(cp))
         for name in names[:2]:
