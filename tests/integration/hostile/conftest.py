@@ -13,6 +13,7 @@ machine.
 from __future__ import annotations
 
 import contextlib
+import re
 import resource
 import time
 import uuid
@@ -45,6 +46,8 @@ AS_HEADROOM = 1536 << 20
 # How long a probe gang may take before the test calls it stuck: a hang guard, not a speed
 # verdict (the 2 s goal is read from the printed bind times).
 GANG_HANG_GUARD_S = 120.0
+# gunicorn's access line: ... "POST /jobs/mutate?timeout=10s HTTP/1.1" 200 ...
+ACCESS_STATUS = re.compile(r'gunicorn\.access: .*"[A-Z]+ \S+ HTTP/[0-9.]+" (\d{3}) ')
 
 
 def memory_limit() -> int:
@@ -70,6 +73,14 @@ class Hostile:
     def worker_rss(self) -> int:
         """The largest worker RSS, in bytes."""
         return max(_status_kib(pid, "VmRSS") * 1024 for pid in self.manager.worker_pids())
+
+    def webhook_answers(self) -> list[tuple[int, str]]:
+        """Every webhook request's status and access-log line, in the order answered."""
+        return [
+            (int(match.group(1)), line)
+            for line in self.manager.log().splitlines()
+            if (match := ACCESS_STATUS.search(line))
+        ]
 
     def gang_bind_seconds(self, namespace: str) -> float:
         """Create a 2-pod gang and return how long until both pods are bound (or fail)."""
@@ -118,7 +129,7 @@ def hostile(
     with contextlib.suppress(AlreadyExists):
         client.create(R.NAMESPACES, {"metadata": {"name": SYSTEM_NS}})
     work = tmp_path_factory.mktemp("hostile")
-    manager = start_manager(control_plane, work)
+    manager = start_manager(control_plane, work, "--webhook-access-log=true")  # 5xx are seen
     install_webhook(client, work / "certs", manager.webhook_port, WEBHOOK_NAME)
     _limit_address_space(manager)
     nodes = [f"hostile-{i}" for i in range(2)]
