@@ -186,6 +186,7 @@ class JobUpdater:
         cached = self.cache.podgroup_object(job.key)
         if cached is not None and not podgroup_status_changes(cached, new):
             return False  # the object already says so: an idle cluster writes nothing
+        self.cache.assume_nomination(new)  # seen by the next cycle, before the echo
         self.writer.update_podgroup(new)
         self.written += 1
         return True

@@ -108,3 +108,30 @@ def test_an_annotation_of_the_schedulers_is_a_change_and_anyone_elses_is_not() -
     assert not podgroup_status_changes(
         stored, _pg(status, {JOB_ALLOCATED_HYPERNODE_ANNOTATION: "rack-1", "other": "x"})
     )
+
+
+def _annotated(pg: dict[str, Any], value: str | None, rv: str) -> dict[str, Any]:
+    meta = dict(pg["metadata"], resourceVersion=rv)
+    meta["annotations"] = {NOMINATED_HYPERNODE_ANNOTATION: value} if value else {}
+    return {**pg, "metadata": meta}
+
+
+def test_a_nomination_written_is_shown_before_its_echo_and_over_older_objects() -> None:
+    from volcano_py.scheduler.cache import SchedulerCache
+
+    cache = SchedulerCache()
+    pg = _pg({"phase": "Inqueue"})
+    cache.update_podgroup(_annotated(pg, None, "1"))
+    cache.assume_nomination(_annotated(pg, "rack-a", "1"))  # the cycle that evicted for it
+
+    def shown() -> str | None:
+        got = cache.podgroup("default/job") or {}
+        return (got["metadata"].get("annotations") or {}).get(NOMINATED_HYPERNODE_ANNOTATION)
+
+    assert shown() == "rack-a"  # the next cycle knows, though nothing came back yet
+    cache.update_podgroup(_annotated(pg, None, "2"))  # an older write's echo, still in flight
+    assert shown() == "rack-a"
+    assert cache.podgroup("default/job")["metadata"]["resourceVersion"] == "2"  # type: ignore[index]
+    cache.update_podgroup(_annotated(pg, "rack-a", "3"))  # the echo: the assumption ends
+    cache.update_podgroup(_annotated(pg, None, "4"))  # served, removed by a later write
+    assert shown() is None

@@ -102,6 +102,11 @@ from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.lost_members import LostMembers
 from volcano_py.scheduler.cache.nodes import NodeStore
+from volcano_py.scheduler.cache.nominations import (
+    AssumedNominations,
+    nomination,
+    with_nomination,
+)
 from volcano_py.scheduler.cache.parking import ParkedJobs, places, told_only
 from volcano_py.scheduler.cache.snapshot import take_snapshot
 from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
@@ -164,6 +169,7 @@ class SchedulerCache:
         self._composites = CompositeGroups()  # native CompositePodGroups and their children
         # the Workloads native PodGroups name (key -> template names); None: not read
         self._workloads: dict[str, frozenset[str]] | None = None
+        self._nominations = AssumedNominations()  # written, echo not yet seen (nominations.py)
         # pod key -> monotonic time its eviction was refused (a PodDisruptionBudget)
         self.eviction_refused: dict[str, float] = {}
 
@@ -439,9 +445,26 @@ class SchedulerCache:
                     return
                 self._native[key] = pg
                 pg = self._native_view(pg, (held or {}).get("status"))
-            elif key in self._native:
-                self._shadowed[key] = self._native.pop(key)
+            else:
+                pg = self._nominations.shown(key, pg)
+                if key in self._native:
+                    self._shadowed[key] = self._native.pop(key)
             self._put_podgroup(key, pg)
+
+    def assume_nomination(self, pg: JSON) -> None:
+        """``pg``'s nominated-HyperNode annotation is being written: show it now.
+
+        As a bind is assumed: on the cached PodGroup now, and on every one the watch
+        delivers until the echo (``nominations.py``). No wake-up: nothing else changed.
+        """
+        key = object_key(pg)
+        with self._lock:
+            current = self.jobs.podgroup(key)
+            value = nomination(pg)
+            if current is None or key in self.jobs.implicit or nomination(current) == value:
+                return
+            self._nominations.assume(key, value)
+            self.jobs.update_podgroup(key, with_nomination(current, value))
 
     def update_native_podgroup(self, pg: JSON) -> None:
         """A ``scheduling.k8s.io`` PodGroup from its informer (a listed item has no kind).
@@ -566,6 +589,7 @@ class SchedulerCache:
                 self._shadowed.pop(key, None)
                 return  # it waited behind a Volcano PodGroup, which stays
             self._native.pop(key, None)
+            self._nominations.forget(key)
             self.jobs.remove_podgroup(key)
             self._parked.discard(key)
             self._parked.event(ClusterEvent.PODGROUP_DELETED)
