@@ -12,6 +12,7 @@ from volcano_py.controllers.hypernode.ufm import UFM_LEAVES_ANNOTATION, ufm_hype
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.plugins.support.queue_metrics import delete_queue
 from volcano_py.ui.owners import gang_owner, hypernode_label
 from volcano_py.ui.topology import topology_json
 
@@ -99,6 +100,9 @@ def test_hypernode_label_is_the_label_value_of_its_tier_or_the_ufm_leaves() -> N
 
 
 def test_topology_json_carries_labels_owners_and_queues() -> None:
+    # the quota plugins' computed deserved is process-wide (the /metrics series): a session
+    # another test ran for a queue named "team" must not be read as this cluster's
+    delete_queue("team")
     cache = SchedulerCache()
     cache.update_node(node("n1", {"nvidia.com/gpu": 8}))
     rack = hypernode("hypernode-a3-tier1-abcde", 1, nodes=["n1"], tier_name="volcano.sh/hypernode")
