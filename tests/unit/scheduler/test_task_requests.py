@@ -79,3 +79,32 @@ def test_task_clone_copies_every_slot() -> None:
     copied = task.clone()
     assert copied is not task
     assert {slot: getattr(copied, slot) for slot in TaskInfo.__slots__} == marks
+
+
+def test_a_task_is_plain_only_without_every_constraint_the_fast_paths_skip() -> None:
+    """``TaskInfo.plain`` lets predicates and allocate skip the checks: each part clears it."""
+    assert TaskInfo(pod("a", "1")).plain
+    port = {"containerPort": 80, "hostPort": 8080}
+    term = {"labelSelector": {}, "topologyKey": "kubernetes.io/hostname"}
+    spread = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}
+    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
+    for part, value in (
+        (
+            "affinity",
+            {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+        ),
+        ("affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}),
+        ("topologySpreadConstraints", [spread]),
+        ("schedulingGates", [{"name": "wait"}]),
+        ("volumes", [claim]),
+        ("resourceClaims", [{"name": "gpu", "resourceClaimName": "gpu"}]),
+    ):
+        obj = pod("b", "1")
+        obj["spec"][part] = value
+        assert not TaskInfo(obj).plain, part
+    obj = pod("c", "1")
+    obj["spec"]["containers"][0]["ports"] = [port]
+    assert not TaskInfo(obj).plain
+    obj = pod("d", "1")
+    obj["spec"]["affinity"] = {"nodeAffinity": {}}  # node affinity is the template's
+    assert TaskInfo(obj).plain

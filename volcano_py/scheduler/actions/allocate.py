@@ -214,8 +214,10 @@ def _may_try(ssn: Session, job: JobInfo) -> bool:
     if invalid is not None:
         ssn.job_fit[job.key] = JobFit(invalid.reason, invalid.message)
         return False
+    # a gate, a DRA claim or a volume claim: none when every pod is ``TaskInfo.plain``
+    plain = all(task.plain for task in job.tasks.values())
     # before the queue: no room helps a gated gang or one with DRA claims
-    waits = gated_fit(job) or claims_fit(job)
+    waits = None if plain else gated_fit(job) or claims_fit(job)
     if waits is not None:
         # only the job's own pods can lift these (a gate removed, a new pod): no
         # cluster event un-parks it (``api/wake_hints.py``)
@@ -228,7 +230,7 @@ def _may_try(ssn: Session, job: JobInfo) -> bool:
         return False
     if not job.has_pending_tasks():  # only gated pods of a gang that is already met
         return False
-    unusable = volume_fit(ssn, job)  # declares its own wake-up events
+    unusable = None if plain else volume_fit(ssn, job)  # declares its own wake-up events
     if unusable is not None:
         ssn.job_fit[job.key] = unusable
         return False

@@ -81,15 +81,17 @@ def pod_slots_fit(ssn: Session, job: JobInfo) -> JobFit | None:
     else:
         hard, highest = job.is_hard_topology_mode()
         # highest tier first: its HyperNodes are the roomiest, so the search usually ends at
-        # the first (P1: the 8,700 HyperNodes of tiers 1-3 are each too small for its gang)
-        names = [
-            name
+        # the first (P1: the 8,700 HyperNodes of tiers 1-3 are each too small for its gang);
+        # per tier its tuple of names, not one list of them all built for every job
+        by_tier = [
+            ssn.hypernodes_by_tier.get(tier, ())
             for tier in reversed(ssn.hypernode_tiers)
             if hard and tier <= highest
-            for name in ssn.hypernodes_by_tier.get(tier, ())
         ]
-        if names and not any(_hypernode_has_slots(ssn, name, need) for name in names):
-            most = max(_allocatable(ssn.nodes_in(name)) for name in names)
+        if any(by_tier) and not any(
+            _hypernode_has_slots(ssn, name, need) for names in by_tier for name in names
+        ):
+            most = max(_allocatable(ssn.nodes_in(name)) for names in by_tier for name in names)
             text = (
                 f"no HyperNode of tier <= {highest} has as many free pod slots "
                 f"(at most {most} pods allocatable in one)"

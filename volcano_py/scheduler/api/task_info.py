@@ -211,6 +211,7 @@ class TaskInfo:
         "namespace",
         "node_name",
         "non_zero",
+        "plain",
         "pod",
         "pod_affinity",
         "pod_constraints",
@@ -249,6 +250,16 @@ class TaskInfo:
         self.gated = bool(spec.get("schedulingGates"))
         # the PersistentVolumeClaims of its volumes (``api/volumes.py``)
         self.claims: tuple[Claim, ...] = pod_claims(pod)
+        # none of the above asked (no host port, claim, inter-pod term, spread, gate, DRA
+        # claim): its template and the room on a node decide alone where it fits, so the
+        # checks for those are skipped (``predicates``, allocate's ``_may_try``)
+        self.plain = not (
+            self.host_ports
+            or self.claims
+            or self.pod_constraints
+            or self.gated
+            or spec.get("resourceClaims")
+        )
 
     def clone(self) -> TaskInfo:
         """A copy sharing the pod and the request (both read-only).
@@ -268,6 +279,7 @@ class TaskInfo:
         copy.namespace = self.namespace
         copy.node_name = self.node_name
         copy.non_zero = self.non_zero
+        copy.plain = self.plain
         copy.pod = self.pod
         copy.pod_affinity = self.pod_affinity
         copy.pod_constraints = self.pod_constraints

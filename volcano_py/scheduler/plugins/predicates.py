@@ -23,6 +23,7 @@ from volcano_py.scheduler.api.volumes import VolumeListing
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.podconstraints import PodFilters
+from volcano_py.scheduler.plugins.podconstraints.placed import PlacedPods
 from volcano_py.scheduler.plugins.support.node_affinity import (
     selector_and_affinity_match,
     tolerates,
@@ -67,6 +68,15 @@ def resource_reason(task: TaskInfo, node: NodeInfo) -> str | None:
     return None
 
 
+class _OutsideSession:
+    """The placed pods as ``predicate`` sees them between sessions: none holds terms."""
+
+    with_affinity = False
+
+
+_NO_PLACED_PODS = _OutsideSession()
+
+
 class PredicatesPlugin:
     """Node filters; static results cached per template and Node object."""
 
@@ -78,10 +88,12 @@ class PredicatesPlugin:
         self._static: dict[tuple[str, str], tuple[object, str | None]] = {}
         self._volumes = VolumeListing()
         self._pods: PodFilters | None = None
+        self._placed: PlacedPods | _OutsideSession = _NO_PLACED_PODS
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the predicate."""
         self._pods = PodFilters(ssn)
+        self._placed = self._pods.placed
         ssn.add_predicate_fn(self.name, self.predicate)
         self._volumes = ssn.volumes
 
@@ -89,6 +101,7 @@ class PredicatesPlugin:
         """Drop the caches."""
         self._static = {}
         self._pods = None
+        self._placed = _NO_PLACED_PODS
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> str | None:
         """None when the task fits the node, else the reason."""
@@ -99,6 +112,10 @@ class PredicatesPlugin:
             self._static[key] = hit
         if hit[1] is not None:
             return hit[1]
+        # the usual pod (``TaskInfo.plain``) while no placed pod may hold inter-pod terms
+        # (``PlacedPods.with_affinity``, which only turns True within a session): room decides
+        if task.plain and not self._placed.with_affinity:
+            return resource_reason(task, node)
         if task.host_ports and node.ports and host_ports.conflict(task.host_ports, node.ports):
             return host_ports.REASON
         reason = resource_reason(task, node)

@@ -7,6 +7,7 @@ and reason wording:
 - ``terms``: a pod's affinity terms and spread constraints read and checked;
 - ``placed``: the session's placed pods and the journal that keeps counts current while
   statements allocate and discard (a gang's own pods count, as kube counts assumed pods);
+  one per session, shared by the filters and the scores (``placed_pods``);
 - ``interpodaffinity`` / ``topologyspread``: the counts, the filters and the scores.
 
 ``PodFilters`` is what ``predicates`` calls after its own checks, ``PodScores`` what
@@ -37,7 +38,7 @@ from volcano_py.scheduler.plugins.podconstraints.interpodaffinity import (
     AffinityCounts,
     AffinityScores,
 )
-from volcano_py.scheduler.plugins.podconstraints.placed import PlacedPods
+from volcano_py.scheduler.plugins.podconstraints.placed import placed_pods
 from volcano_py.scheduler.plugins.podconstraints.terms import (
     DO_NOT_SCHEDULE,
     NO_TERMS,
@@ -133,7 +134,7 @@ class _PerPod:
 
     def __init__(self, ssn: Session, required_anti: bool) -> None:
         """``required_anti``: only placed pods' required anti-affinity matters (filters)."""
-        self.placed = PlacedPods(ssn)
+        self.placed = placed_pods(ssn)
         self._required_anti = required_anti
         self._pods: dict[str, _Pod] = {}
         self._seen = 0  # journal entries looked at by ``_placed_with_terms``

@@ -19,6 +19,7 @@ their ``affinity_pods`` count when only those pods matter.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from weakref import WeakKeyDictionary
 
 from volcano_py.scheduler.api.node_info import NodeInfo
 from volcano_py.scheduler.api.task_info import OCCUPYING, TaskInfo
@@ -90,6 +91,19 @@ class PlacedPods:
             for task in node.tasks.values():
                 if task.status in OCCUPYING and (task.pod_affinity or not with_affinity):
                     yield node, task
+
+
+# each session's one PlacedPods, shared by the filters (``predicates``) and the scores
+# (``nodeorder``): one journal entry per allocation, not one per user; gone with the session
+_PER_SESSION: WeakKeyDictionary[Session, PlacedPods] = WeakKeyDictionary()
+
+
+def placed_pods(ssn: Session) -> PlacedPods:
+    """``ssn``'s ``PlacedPods``, made (and following the session) the first time one asks."""
+    placed = _PER_SESSION.get(ssn)
+    if placed is None:
+        placed = _PER_SESSION[ssn] = PlacedPods(ssn)
+    return placed
 
 
 class CountedState:

@@ -53,7 +53,8 @@ def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
     """kube-scheduler's BalancedAllocation score of ``node`` for ``task`` (0 or 50-100).
 
     Runs for every feasible node of every pod placed whose score is not cached, so the
-    resources are read directly (cpu, memory, then gpu when asked), not by name.
+    resources are read directly (cpu, memory, then gpu when asked), not by name, and not
+    through a loop over tuples built per call.
     """
     request = task.resreq
     asked_cpu, asked_memory = request.milli_cpu, request.memory
@@ -63,29 +64,40 @@ def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
     allocatable, used = node.allocatable, node.used
     with_pod: list[float] = []
     without: list[float] = []
-    for capacity, in_use, asked in (
-        (allocatable.milli_cpu, used.milli_cpu, asked_cpu),
-        (allocatable.memory, used.memory, asked_memory),
-        (allocatable.scalars.get(GPU, 0) if asked_gpu else 0, used.scalars.get(GPU, 0), asked_gpu),
-    ):
-        if capacity != 0:
-            fraction = (in_use + asked) / capacity
-            with_pod.append(fraction if fraction < 1.0 else 1.0)
-            fraction = in_use / capacity
-            without.append(fraction if fraction < 1.0 else 1.0)
+    if allocatable.milli_cpu != 0:
+        _usage(with_pod, without, used.milli_cpu, asked_cpu, allocatable.milli_cpu)
+    if allocatable.memory != 0:
+        _usage(with_pod, without, used.memory, asked_memory, allocatable.memory)
+    if asked_gpu and allocatable.scalars.get(GPU, 0) != 0:
+        _usage(with_pod, without, used.scalars.get(GPU, 0), asked_gpu, allocatable.scalars[GPU])
     change = _balance(with_pod) - _balance(without)
     return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + change) // 2
 
 
+def _usage(
+    with_pod: list[float], without: list[float], in_use: int, asked: int, capacity: int
+) -> None:
+    """Append one resource's usage fraction with the pod and without it, each capped at 1."""
+    fraction = (in_use + asked) / capacity
+    with_pod.append(fraction if fraction < 1.0 else 1.0)
+    fraction = in_use / capacity
+    without.append(fraction if fraction < 1.0 else 1.0)
+
+
 def _balance(fractions: list[float]) -> int:
-    """``int((1 - std) * 100)`` of the usage fractions (population standard deviation)."""
+    """``int((1 - std) * 100)`` of the usage fractions (population standard deviation).
+
+    Summed left to right and squared by multiplying, as kube-scheduler's Go does (``** 2``
+    would call the C library's ``pow``, slower and not promised to round as a product does).
+    """
     count = len(fractions)
     if count == 2:
         std = abs(fractions[0] - fractions[1]) / 2
     elif count == 3:
         first, second, third = fractions
-        mean = sum(fractions) / 3
-        std = math.sqrt(sum(((first - mean) ** 2, (second - mean) ** 2, (third - mean) ** 2)) / 3)
+        mean = (first + second + third) / 3
+        first, second, third = first - mean, second - mean, third - mean
+        std = math.sqrt((first * first + second * second + third * third) / 3)
     else:
-        std = 0.0
+        return MAX_NODE_SCORE  # one resource or none: nothing to be out of balance with
     return int((1 - std) * MAX_NODE_SCORE)
