@@ -194,3 +194,23 @@ def test_idle_cycles_build_no_tree_and_the_first_cycle_with_a_job_places_as_from
     fresh = Simulator([*nodes, *final, *job]).cycle()
     assert kept.binds == fresh.binds
     assert sorted(kept.binds.values()) == ["n2", "n3"]  # rack-1, the first full rack
+
+
+def test_a_deleted_node_leaves_the_label_hypernode_that_selected_it() -> None:
+    # found by the property test above: n5 stayed in r0 (rack=b) after the node was deleted,
+    # so it sat in two racks where a tree built from scratch has it only in r1 (exact member)
+    ops: list[tuple[Any, ...]] = [
+        ("leaf", ("r0", [], True, "b")),
+        ("leaf", ("r1", ["n0", "n5"], False, "a")),
+        ("node", "n5", "b"),
+        ("node", "n5", None),
+        ("build",),
+    ]
+    index = HyperNodeIndex()
+    objs: dict[str, JSON] = {}
+    labels: dict[str, dict[str, str]] = {}
+    for op in ops:
+        _apply(op, index, objs, labels)
+    tree = index.build()
+    assert _shape(tree) == _shape(_from_scratch(objs, labels))
+    assert tree.real_nodes["r0"] == frozenset()

@@ -218,9 +218,20 @@ class HyperNodeIndex:
                 members.discard(name)
 
     def delete_node(self, name: str) -> None:
-        """A node went away."""
-        if self._node_labels.pop(name, None) is not None:
-            self._invalidate()
+        """A node went away: it leaves the regex/label members that selected it.
+
+        An exact member keeps naming it (it selects its name whatever exists), as a tree
+        built from scratch without the node would.
+        """
+        if self._node_labels.pop(name, None) is None:
+            return
+        self._invalidate()
+        for hn in self._selective:
+            members = self._direct_nodes.get(hn)
+            if members is None or name not in members:
+                continue
+            if not any(name in resolve_node_members(m, {}) for m in self._specs[hn].node_members):
+                members.discard(name)
 
     def objects(self) -> list[JSON]:
         """The HyperNode objects as last seen."""
