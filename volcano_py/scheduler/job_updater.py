@@ -23,6 +23,8 @@ per job of the session:
 A job nothing was tried for that runs short of a member (``cache/lost_members.py``) is held
 for a schedule period (nothing written, not set aside, looked at again next cycle), then
 marked unschedulable as Volcano's gang plugin marks it at session close: ``Unknown``.
+An admitted gang with too few pods is noted in ``cache.awaited_gangs`` (allocate defers the
+surplus of others for it, ``api/awaited_gangs.py``) and forgotten once it is not.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from volcano_py.api.native_groups import (
     pod_group_name,
 )
 from volcano_py.api.topology_annotations import INVALID_TOPOLOGY_ANNOTATION_REASON
+from volcano_py.scheduler.api.awaited_gangs import short_of_pods
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.sub_job_info import sub_job_id
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
@@ -120,10 +123,16 @@ class JobUpdater:
             self._tell_missing_group(task)
         if self.cache.lost_members:
             self.cache.lost_members.prune(lambda key: self.cache.podgroup(key) is not None)
+        if self.cache.awaited_gangs:
+            self.cache.awaited_gangs.prune(lambda key: self.cache.podgroup(key) is not None)
         self.cache.settle(self._settled)
         self.cache.park(self._parked, self._waits)
 
     def _update(self, ssn: Session, job: JobInfo, bind_errors: dict[str, str]) -> None:
+        if short_of_pods(job):
+            self.cache.awaited_gangs.note(job.key)
+        elif self.cache.awaited_gangs:
+            self.cache.awaited_gangs.forget(job.key)
         note = self._warn(job, ssn)
         fit = ssn.job_fit.get(job.key)
         failed = [uid for uid in bind_errors if uid in job.tasks]

@@ -20,8 +20,9 @@ Each file in ``scenarios/`` has ``cluster`` (see ``objects.expand``), optional `
 
 Optional ``steps``: what happens next, in order, each followed by the scheduler running again
 until nothing changes and its own ``expect`` (the keys above). A step ``terminates`` pods
-(``ns/pod``: they get a ``deletionTimestamp`` and keep running), ``deletes`` pods (gone from
-the cluster) and then lets ``seconds`` pass on the scheduler's clock.
+(``ns/pod``: they get a ``deletionTimestamp`` and keep running), ``adds`` pods (as in
+``cluster.pods``), ``deletes`` pods (gone from the cluster) and then lets ``seconds`` pass on
+the scheduler's clock.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def test_scenario_binds_and_phases_as_expected(path: Path) -> None:
             pod = copy.deepcopy(sim.cache.pod(key))
             assert pod is not None, key
             pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            sim.cache.update_pod(pod)
+        for pod in expand({"pods": step.get("adds") or ()}):
+            objects.append(pod)
             sim.cache.update_pod(pod)
         for key in step.get("deletes") or ():
             pod = sim.cache.pod(key)

@@ -10,7 +10,10 @@ pods left (those just placed, and running gangs scaling up) get the rest in a se
 in the same order — so every gang gets its minimum before any gang gets more (Volcano puts a
 job that became ready back into its queue, behind the gangs not yet ready). With
 hierarchical DRF (``Session.one_task_per_turn``) the second round goes one task per turn,
-the queue re-chosen after each, as Volcano's loop does. Pods with
+the queue re-chosen after each, as Volcano's loop does. While an admitted gang has fewer pods
+than its minimum (its job controller has not created them yet) and its bounded hold runs,
+there is no second round: the others' minimums are placed, their surplus waits
+(``api/awaited_gangs.py``). Pods with
 scheduling gates are never placed; a gang they keep below minMember is not tried and says so
 (``scheduling_gates``), as is a job with a pending pod asking for DRA resource claims
 (``dra_claims``) or with a PersistentVolumeClaim it cannot use yet (``volume_claims``). For
@@ -111,7 +114,11 @@ class AllocateAction:
                 more.append(job)
             if ssn.work.end():
                 over.append(job)
-        if ssn.one_task_per_turn:
+        # past the minimums: not while an admitted gang's pods are still coming (module doc)
+        defer = bool(more or over) and ssn.awaited_gangs.waiting(ssn.jobs)
+        if defer:
+            more = []
+        elif ssn.one_task_per_turn:
             _one_task_per_turn(ssn, more, reserved)
             more = []
         for left, job in enumerate(queue_ordered(ssn, more), start=1 - len(more)):
@@ -127,7 +134,7 @@ class AllocateAction:
         for job in over:
             if queue_refusal(ssn, job) is None and job.pending_tasks():
                 ssn.work.begin(job.key, bounded=False)
-                _place(ssn, job, _others(reserved, job), until_ready=False)
+                _place(ssn, job, _others(reserved, job), until_ready=defer)
                 ssn.work.end()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from volcano_py.scheduler.api.awaited_gangs import AwaitedGangs
 from volcano_py.scheduler.api.hypernode_info import HyperNodeTree
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.node_info import NodeInfo
@@ -27,3 +28,5 @@ class Snapshot:
     queues: dict[str, QueueInfo] = field(default_factory=dict)
     # claims, PersistentVolumes and StorageClasses (``api/volumes.py``)
     volumes: VolumeListing = field(default_factory=VolumeListing)
+    # admitted gangs whose pods are not all there yet, kept across cycles (``awaited_gangs``)
+    awaited_gangs: AwaitedGangs = field(default_factory=AwaitedGangs)

@@ -92,6 +92,7 @@ from volcano_py.api.resources import (
 )
 from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
+from volcano_py.scheduler.api.awaited_gangs import AwaitedGangs
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
@@ -158,6 +159,8 @@ class SchedulerCache:
         self._parked = ParkedJobs(clock=clock)
         # running gangs short of a member, held for a grace before Unknown (lost_members.py)
         self.lost_members = LostMembers(clock)
+        # admitted gangs short of pods: others' surplus waits for them (api/awaited_gangs.py)
+        self.awaited_gangs = AwaitedGangs(clock)
         self.hypernodes = HyperNodeIndex()
         self.volumes = VolumeStore()  # claims, PersistentVolumes, StorageClasses
         self._pods: dict[str, JSON] = {}
@@ -724,7 +727,7 @@ class SchedulerCache:
         (a cycle's: nothing it does without a job reads the tree).
         """
         with self._lock:
-            return take_snapshot(
+            snapshot = take_snapshot(
                 self.nodes,
                 self.jobs,
                 self.hypernodes,
@@ -734,3 +737,5 @@ class SchedulerCache:
                 volumes=self.volumes.listing(),
                 tree_if_jobs=tree_if_jobs,
             )
+        snapshot.awaited_gangs = self.awaited_gangs
+        return snapshot

@@ -72,6 +72,8 @@ class Session(ExtensionPoints):
         self.jobs = snapshot.jobs
         self.queues = snapshot.queues or queue_infos(())
         self.volumes = snapshot.volumes  # claims, PersistentVolumes, StorageClasses
+        # admitted gangs short of pods: allocate defers others' surplus (``awaited_gangs``)
+        self.awaited_gangs = snapshot.awaited_gangs
         self._nodes = snapshot.nodes
         self._owned: set[str] = set()
         self.tree = snapshot.tree
