@@ -365,6 +365,9 @@ def served(folder: Path) -> int:
 
 
 def robustness(port: int, ca: Path) -> int:
+    if ROBUST <= 0:  # BENCH_ROBUST=0: only the latency figures
+        print("-- robustness: skipped (BENCH_ROBUST=0)")
+        return 0
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
