@@ -121,10 +121,9 @@ class JobUpdater:
             self._update(ssn, job, bind_errors)
         for task in self.cache.waiting_for_native_group():
             self._tell_missing_group(task)
-        if self.cache.lost_members:
-            self.cache.lost_members.prune(lambda key: self.cache.podgroup(key) is not None)
-        if self.cache.awaited_gangs:
-            self.cache.awaited_gangs.prune(lambda key: self.cache.podgroup(key) is not None)
+        for timers in (self.cache.lost_members, self.cache.awaited_gangs):
+            if timers:  # gangs deleted while timed
+                timers.prune(lambda key: self.cache.podgroup(key) is not None)
         self.cache.settle(self._settled)
         self.cache.park(self._parked, self._waits)
 

@@ -22,10 +22,11 @@ asks ``waiting`` only when it has surplus to place, so the check costs nothing o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from volcano_py.api.constants import PodGroupPhase
-from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.clock import Clock
+from volcano_py.scheduler.api.first_seen import FirstSeen
 from volcano_py.scheduler.api.job_info import JobInfo
 
 # three of Volcano's schedule periods (1 s): the job controller creates a vcjob's pods within
@@ -39,29 +40,12 @@ def short_of_pods(job: JobInfo) -> bool:
     return job.phase == PodGroupPhase.INQUEUE and len(job.tasks) < job.min_member
 
 
-class AwaitedGangs:
+class AwaitedGangs(FirstSeen):
     """Since when each admitted gang has been short of pods (module doc)."""
 
     def __init__(self, clock: Clock | None = None, hold: float = AWAITED_HOLD_S) -> None:
-        self.clock = clock or RealClock()
+        super().__init__(clock)
         self.hold = hold
-        self._since: dict[str, float] = {}
-
-    def __len__(self) -> int:
-        return len(self._since)
-
-    def note(self, key: str) -> None:
-        """The gang ``key`` is short of pods (its hold starts the first time)."""
-        self._since.setdefault(key, self.clock.now())
-
-    def forget(self, key: str) -> None:
-        """The gang ``key`` is no longer short (its pods came, it runs, or it is gone)."""
-        self._since.pop(key, None)
-
-    def prune(self, exists: Callable[[str], bool]) -> None:
-        """Forget the gangs that no longer exist."""
-        for key in [k for k in self._since if not exists(k)]:
-            del self._since[key]
 
     def waiting(self, jobs: Mapping[str, JobInfo]) -> bool:
         """Whether a gang short of pods is within its hold (``jobs``: the session's).
@@ -70,9 +54,9 @@ class AwaitedGangs:
         ``jobs`` short and not noted yet was admitted in this cycle: its hold starts now.
         """
         now = self.clock.now()
-        for key, since in self._since.items():
+        for key, since in self.items():
             if now - since < self.hold:
                 job = jobs.get(key)
                 if job is None or short_of_pods(job):
                     return True
-        return any(short_of_pods(job) and job.key not in self._since for job in jobs.values())
+        return any(short_of_pods(job) and job.key not in self for job in jobs.values())

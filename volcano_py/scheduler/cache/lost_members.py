@@ -26,10 +26,9 @@ nothing was tried for, on the scheduler thread only. Time is the cache's clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from volcano_py.api.constants import POD_GROUP_NOT_READY_MESSAGE
-from volcano_py.kube.clock import Clock, RealClock
+from volcano_py.kube.clock import Clock
+from volcano_py.scheduler.api.first_seen import FirstSeen
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.task_info import TaskStatus
 
@@ -65,27 +64,17 @@ def lost_member_message(job: JobInfo) -> str:
     )
 
 
-class LostMembers:
+class LostMembers(FirstSeen):
     """Since when each job has been short with a running member (module doc)."""
 
     def __init__(self, clock: Clock | None = None, grace: float = LOST_MEMBER_GRACE_S) -> None:
-        self.clock = clock or RealClock()
+        super().__init__(clock)
         self.grace = grace
-        self._since: dict[str, float] = {}
-
-    def __len__(self) -> int:
-        return len(self._since)
 
     def check(self, job: JobInfo) -> bool | None:
         """True: unschedulable now; None: hold (short, within the grace); False: not short."""
         if not lost_a_member(job):
-            self._since.pop(job.key, None)
+            self.forget(job.key)
             return False
-        now = self.clock.now()
-        since = self._since.setdefault(job.key, now)
-        return True if now - since >= self.grace else None
-
-    def prune(self, exists: Callable[[str], bool]) -> None:
-        """Forget the jobs that no longer exist (deleted while held)."""
-        for key in [k for k in self._since if not exists(k)]:
-            del self._since[key]
+        since = self.note(job.key)
+        return True if self.clock.now() - since >= self.grace else None
