@@ -17,14 +17,13 @@ from every other job.
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any
 
-from volcano_py.api.constants import NOMINATED_HYPERNODE_ANNOTATION
 from volcano_py.scheduler.actions.eviction import waiting_for_releases
 from volcano_py.scheduler.actions.eviction_domains import CLUSTER_DOMAIN
 from volcano_py.scheduler.api.job_info import JobInfo
+from volcano_py.scheduler.api.nominated import with_nomination
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.writer import Writer
@@ -62,14 +61,7 @@ def write_evictions(cache: SchedulerCache, ssn: Session, writer: Writer) -> dict
         done[eviction.task.key] = eviction.preemptor
     for uid, domain in ssn.nominations.items():
         job = ssn.jobs[uid]
-        pg = copy.copy(job.podgroup)
-        meta = dict(pg.get("metadata") or {})
-        meta["annotations"] = {
-            **(meta.get("annotations") or {}),
-            NOMINATED_HYPERNODE_ANNOTATION: domain,
-        }
-        pg["metadata"] = meta
-        job.podgroup = pg
+        job.podgroup = with_nomination(job.podgroup, domain)
         for task_uid, node in ssn.nominated_nodes.get(uid, {}).items():
             pod = cache.pod(task_uid)
             if pod is not None:
@@ -90,11 +82,4 @@ def served_nomination(ssn: Session, job: JobInfo, pg: Any) -> Any:
     served = not job.pending_tasks() or (job.is_ready() and not waiting_for_releases(ssn, job))
     if not (gone or served):
         return None
-    new = copy.copy(pg)
-    new["metadata"] = dict(pg.get("metadata") or {})
-    new["metadata"]["annotations"] = {
-        k: v
-        for k, v in (new["metadata"].get("annotations") or {}).items()
-        if k != NOMINATED_HYPERNODE_ANNOTATION
-    }
-    return new
+    return with_nomination(pg, None)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from volcano_py.api import JSON
 from volcano_py.api.constants import (
     JOB_ALLOCATED_HYPERNODE_ANNOTATION,
-    NOMINATED_HYPERNODE_ANNOTATION,
     NetworkTopologyMode,
     PodGroupPhase,
 )
@@ -32,6 +31,7 @@ from volcano_py.api.podgroup import (
     read_sub_group_policies,
 )
 from volcano_py.api.topology_annotations import topology_from_annotations
+from volcano_py.scheduler.api.nominated import nomination
 from volcano_py.scheduler.api.resource import Resource, least_sum
 from volcano_py.scheduler.api.sub_job_info import DEFAULT_SUB_JOB, SubJobInfo, sub_job_id
 from volcano_py.scheduler.api.task_info import READY, TaskInfo, TaskStatus
@@ -276,8 +276,7 @@ class JobInfo:
 
     def nominated_hypernode(self) -> str:
         """The HyperNode preempt/reclaim freed for the job ("" when none)."""
-        annotations = (self.podgroup.get("metadata") or {}).get("annotations") or {}
-        return str(annotations.get(NOMINATED_HYPERNODE_ANNOTATION) or "")
+        return nomination(self.podgroup) or ""
 
     def with_network_topology(self) -> bool:
         """The job asks for topology-aware placement at all."""

@@ -94,6 +94,7 @@ from volcano_py.kube.clock import Clock
 from volcano_py.kube.informer import EventHandler, HandlerRegistration, SharedInformerFactory
 from volcano_py.scheduler.api.awaited_gangs import AwaitedGangs
 from volcano_py.scheduler.api.hypernode_info import HyperNodeIndex
+from volcano_py.scheduler.api.nominated import nomination, with_nomination
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.snapshot import Snapshot
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
@@ -103,11 +104,7 @@ from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.lost_members import LostMembers
 from volcano_py.scheduler.cache.nodes import NodeStore
-from volcano_py.scheduler.cache.nominations import (
-    AssumedNominations,
-    nomination,
-    with_nomination,
-)
+from volcano_py.scheduler.cache.nominations import AssumedNominations
 from volcano_py.scheduler.cache.parking import ParkedJobs, places, told_only
 from volcano_py.scheduler.cache.snapshot import take_snapshot
 from volcano_py.scheduler.cache.volumes import CLAIM, CLASS, VOLUME, VolumeStore
