@@ -57,6 +57,7 @@ def build_queues(
 ) -> dict[str, QueueInfo]:
     """QueueInfos with allocated/request/inqueue and phase counts from every PodGroup."""
     result = queue_infos(queues)
+    no_tasks: Mapping[str, TaskInfo] = {}
     for key, pg in podgroups.items():
         spec = pg.get("spec") or {}
         info = result.get(spec.get("queue") or "default")
@@ -64,20 +65,30 @@ def build_queues(
             continue
         phase = (pg.get("status") or {}).get("phase") or PodGroupPhase.PENDING
         info.phases[phase] += 1
-        placed = Resource()
-        gated = Resource()  # gated pods hold nothing: their share of minResources is not kept
-        for task in job_tasks.get(key, {}).values():
-            info.request.add(task.resreq)
-            if task.status in OCCUPYING:
-                placed.add(task.resreq)
-            elif task.gated:
-                gated.add(task.resreq)
-        info.allocated.add(placed)
+        tasks = job_tasks.get(key, no_tasks)
+        # thousands of waiting groups have no pods yet: nothing to add, no Resource built
+        placed = _add_tasks(info, tasks.values()) if tasks else None
         if phase == PodGroupPhase.INQUEUE:
             try:
                 need = Resource.from_list(spec.get("minResources"), "spec.minResources")
             except (FieldError, ValueError):
                 continue
-            need.sub(placed).sub(gated)
+            if placed is not None:
+                # gated pods hold nothing: their share of minResources is not kept
+                need.sub(placed[0]).sub(placed[1])
             info.inqueue.add(need.clamped())
     return result
+
+
+def _add_tasks(info: QueueInfo, tasks: Iterable[TaskInfo]) -> tuple[Resource, Resource]:
+    """Add one job's tasks to ``info``'s request and allocated; what they hold and what is gated."""
+    placed = Resource()
+    gated = Resource()
+    for task in tasks:
+        info.request.add(task.resreq)
+        if task.status in OCCUPYING:
+            placed.add(task.resreq)
+        elif task.gated:
+            gated.add(task.resreq)
+    info.allocated.add(placed)
+    return placed, gated
