@@ -152,6 +152,7 @@ class Manager:
             inherit_owner_annotations=options.inherit_owner_annotations,
             implicit_pod=implicit_pod_test(options.scheduler_names[0], enabled=bool(implicit)),
             namespace=options.namespace,
+            foreground=self.client.foreground,
         )
         names = registry.enabled(options.controllers)
         self.controllers = ControllerSet(registry, names, controller_options)  # step 5

@@ -26,6 +26,7 @@ from volcano_py.api.constants import DEFAULT_SCHEDULER_NAME
 if TYPE_CHECKING:
     from volcano_py.kube.client import KubeClient
     from volcano_py.kube.events import EventRecorder
+    from volcano_py.kube.foreground import Foreground
     from volcano_py.kube.informer import HandlerRegistration, Informer, SharedInformerFactory
 
 SYNC_POLL_S = 0.5  # how often a starting controller re-checks its caches and stop
@@ -67,6 +68,8 @@ class ControllerOptions:
     # (controllers/podgroup/implicit.py); the manager sets it when its scheduler runs
     implicit_pod: Callable[[Mapping[str, Any]], bool] = lambda pod: False
     namespace: str = "volcano-system"
+    # the scheduler's binds, which writes that only report give way to (kube/foreground.py)
+    foreground: Foreground | None = None
 
 
 class Controller(Protocol):

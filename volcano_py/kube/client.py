@@ -38,6 +38,7 @@ from volcano_py.kube.errors import (
     TooManyRequests,
     error_for,
 )
+from volcano_py.kube.foreground import Foreground
 from volcano_py.kube.ratelimit import BucketRateLimiter
 from volcano_py.kube.slimjson import Decode
 from volcano_py.kube.transport import Stream, Transport
@@ -131,6 +132,8 @@ class KubeClient:
         self._static_headers = _header_block(static)
         self._content_types: dict[str, bytes] = {}
         self._write_gate: Callable[[str, str], None] | None = None
+        # the calls background writes give way to (``foreground.py``), shared by every view
+        self.foreground = Foreground()
 
     def gated(self, gate: Callable[[str, str], None]) -> KubeClient:
         """A view of this client whose writes first call ``gate(method, path)``.

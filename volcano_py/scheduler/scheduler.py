@@ -230,7 +230,9 @@ class Scheduler:
         self._registrations = self.cache.attach(
             informers, native=native, composite=composite, workloads=workloads
         )
-        self.writer = KubeWriter(client, recorder, workers=bind_workers, clock=self.clock)
+        self.writer = KubeWriter(
+            client, recorder, workers=bind_workers, clock=self.clock, foreground=client.foreground
+        )
         self.client = client
         self._configmap_synced = configmap_synced
         self.notes = ChangeLog()  # per-job log lines, once per change across cycles

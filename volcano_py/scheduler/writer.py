@@ -42,6 +42,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, Conflict, NotFound
 from volcano_py.kube.events import Recorder
+from volcano_py.kube.foreground import Foreground
 from volcano_py.scheduler.api.task_info import TaskInfo
 from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.status_writes import StatusWrites
@@ -162,9 +163,15 @@ class KubeWriter:
         *,
         workers: int = DEFAULT_BIND_WORKERS,
         clock: Clock | None = None,
+        foreground: Foreground | None = None,
     ) -> None:
-        """A writer with ``workers`` concurrent bind calls."""
+        """A writer with ``workers`` concurrent bind calls.
+
+        ``foreground``: where each bind is marked as running, so the process's background
+        writes give way to it (the client's, ``kube/foreground.py``; none when None).
+        """
         self.client = client
+        self._foreground = foreground or Foreground()
         self.recorder = recorder
         self.clock = clock or RealClock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scheduler:bind")
@@ -179,13 +186,14 @@ class KubeWriter:
 
     def _bind_one(self, task: TaskInfo) -> str | None:
         try:
-            self.client.create(
-                PODS,
-                binding_body(task),
-                task.namespace,
-                subresource_of=task.name,
-                subresource="binding",
-            )
+            with self._foreground.running():
+                self.client.create(
+                    PODS,
+                    binding_body(task),
+                    task.namespace,
+                    subresource_of=task.name,
+                    subresource="binding",
+                )
         except ApiError as e:
             return f"{type(e).__name__}: {e}"
         return None

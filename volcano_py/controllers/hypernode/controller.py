@@ -211,7 +211,9 @@ class HyperNodeController:
             clock=self._clock,
             event_target=self.configmap,
         )
-        self.status_sync = NodeCountSync(client, hypernodes.store, self.index)
+        self.status_sync = NodeCountSync(
+            client, hypernodes.store, self.index, foreground=options.foreground
+        )
         self._registrations = [
             nodes.add_event_handler(
                 EventHandler(self.on_node_add, self.on_node_update, self.on_node_delete)

@@ -20,7 +20,9 @@ change among 10,000 nodes costs a few set operations plus re-summing the affecte
 ancestors. Every handler returns the HyperNodes whose count may have changed; the
 controller queues them, and ``NodeCountSync.sync(name)`` writes ``status.nodeCount`` with a
 merge patch of the status subresource, only when it differs (no resourceVersion: the
-field is ours alone, and the reconcile's condition writes never touch it). Cycles in a
+field is ours alone, and the reconcile's condition writes never touch it), each write after
+the scheduler's binds in flight, 1 s at most (a count only reports: ``kube/foreground.py``).
+Cycles in a
 hand-made tree are cut, never followed for ever.
 """
 
@@ -43,6 +45,7 @@ from volcano_py.api.hypernode import (
 from volcano_py.api.meta import name_of
 from volcano_py.controllers.hypernode.discovery import ReadStore
 from volcano_py.kube.errors import NotFound
+from volcano_py.kube.foreground import Foreground
 from volcano_py.kube.verbs import Patch
 
 log = logging.getLogger(__name__)
@@ -297,8 +300,16 @@ class StatusClient(Patch, Protocol):
 class NodeCountSync:
     """Writes ``status.nodeCount`` when it differs from the index's count."""
 
-    def __init__(self, client: StatusClient, hypernodes: ReadStore, index: NodeCountIndex) -> None:
+    def __init__(
+        self,
+        client: StatusClient,
+        hypernodes: ReadStore,
+        index: NodeCountIndex,
+        foreground: Foreground | None = None,
+    ) -> None:
+        """``foreground``: the binds each write first gives way to (``kube/foreground.py``)."""
         self._client = client
+        self._foreground = foreground
         self._hypernodes = hypernodes
         self._index = index
         self.writes = 0
@@ -314,6 +325,8 @@ class NodeCountSync:
         current = (obj.get("status") or {}).get("nodeCount")
         if current == count:
             return
+        if self._foreground is not None:
+            self._foreground.pause()  # a count only reports: binds go first
         try:
             self.writes += 1
             self._client.patch(

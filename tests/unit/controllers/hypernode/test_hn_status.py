@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from tests.unit.controllers.hypernode.hnfakes import FakeApi, exact, hypernode, label_member, regex
 from volcano_py.controllers.hypernode.status import NodeCountIndex, NodeCountSync
+from volcano_py.kube.foreground import Foreground
 
 
 def build(*hypernodes: dict, nodes: dict[str, dict[str, str]] | None = None) -> NodeCountIndex:
@@ -126,3 +127,28 @@ def test_node_count_sync_writes_zero_for_an_empty_hypernode() -> None:
     sync = NodeCountSync(api, api.store, build(obj, nodes=NODES))
     sync.sync("empty")
     assert api.store.get("empty")["status"] == {"nodeCount": 0}
+
+
+class AskedForeground(Foreground):
+    """Records what each pause found, without waiting."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[bool] = []
+
+    def pause(self, max_s: float = 0.0) -> bool:
+        self.asked.append(super().pause(0))
+        return self.asked[-1]
+
+
+def test_node_count_sync_gives_way_to_binds_in_flight() -> None:
+    """A count write asks for a pause in the binds running, then is written."""
+    api = FakeApi()
+    obj = hypernode("r1", 1, [label_member(rack="r1")])
+    api.put(obj)
+    fg = AskedForeground()
+    sync = NodeCountSync(api, api.store, build(obj, nodes=NODES), foreground=fg)
+    with fg.running():
+        sync.sync("r1")
+    assert fg.asked == [False]  # it asked while a bind ran
+    assert (api.store.get("r1") or {})["status"]["nodeCount"] == 2  # and wrote after its pause
