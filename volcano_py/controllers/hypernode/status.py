@@ -22,8 +22,7 @@ controller queues them, and ``NodeCountSync.sync(name)`` writes ``status.nodeCou
 merge patch of the status subresource, only when it differs (no resourceVersion: the
 field is ours alone, and the reconcile's condition writes never touch it), each write after
 the scheduler's binds in flight, 1 s at most (a count only reports: ``kube/foreground.py``).
-Cycles in a
-hand-made tree are cut, never followed for ever.
+Cycles in a hand-made tree are cut, never followed for ever.
 """
 
 from __future__ import annotations
