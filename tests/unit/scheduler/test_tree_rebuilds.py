@@ -140,13 +140,44 @@ def test_a_status_write_keeps_the_tree_and_shows_the_new_object() -> None:
 
 
 def test_a_status_write_does_not_wake_the_loop_and_a_new_hypernode_does() -> None:
-    sim = Simulator([node("n0"), hypernode("r0", 1, nodes=["n0"])])
-    sim.cycle()
+    waiting = [
+        podgroup("big", 2),
+        pod("big-0", "big", {"cpu": "64"}),
+        pod("big-1", "big", {"cpu": "64"}),
+    ]
+    sim = Simulator([node("n0"), hypernode("r0", 1, nodes=["n0"]), *waiting])
+    sim.cycle()  # the gang cannot fit: parked until the cluster changes
     sim.cache.changed.clear()
     sim.cache.update_hypernode({**hypernode("r0", 1, nodes=["n0"]), "status": {"nodeCount": 1}})
     assert not sim.cache.changed.is_set()
     sim.cache.update_hypernode(hypernode("r1", 1))
     assert sim.cache.changed.is_set()
+
+
+def test_shape_changes_wake_no_cycle_when_no_job_can_use_them() -> None:
+    """Nodes and HyperNodes of an idle cluster (label discovery's 10,000 racks) wake nothing;
+    the same changes wake the loop once a job waits, and a settled job's do not."""
+    sim = Simulator([node("n0"), hypernode("r0", 1, nodes=["n0"])])
+    sim.cycle()
+    sim.cache.changed.clear()
+    sim.cache.update_node(node("n1"))
+    sim.cache.update_hypernode(hypernode("r1", 1, nodes=["n1"]))
+    sim.cache.delete_hypernode(hypernode("r1", 1, nodes=["n1"]))
+    sim.cache.delete_node(node("n1"))
+    assert not sim.cache.changed.is_set()  # no job at all
+    for obj in (podgroup("small", 1), pod("small-0", "small", {"cpu": "1"})):
+        (sim.cache.update_podgroup if obj["kind"] == "PodGroup" else sim.cache.update_pod)(obj)
+    assert sim.cache.changed.is_set()  # a job's own event wakes the loop
+    sim.cache.changed.clear()
+    sim.cache.update_node(node("n2"))
+    assert sim.cache.changed.is_set()  # before its first cycle, the job may use a new node
+    assert len(sim.cycle().binds) == 1
+    sim.cycle()  # its status written back: settled
+    sim.cache.update_podgroup(sim.cache.podgroup("default/small") or {})
+    sim.cycle()
+    sim.cache.changed.clear()
+    sim.cache.update_node(node("n3"))
+    assert not sim.cache.changed.is_set()  # every job settled: nothing to move
 
 
 def _count_builds(monkeypatch: Any) -> list[int]:

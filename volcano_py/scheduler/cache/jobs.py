@@ -76,6 +76,14 @@ class JobStore:
         """Whether cycles leave ``job`` out (settled or parked)."""
         return job in self._settled
 
+    def all_settled(self) -> bool:
+        """Whether cycles leave every job out (settled or parked; none pending a look).
+
+        Settled jobs are always cached PodGroups (``settle`` is called for current ones,
+        ``remove_podgroup`` drops them), so this is a count, not a scan.
+        """
+        return len(self._settled) >= len(self._podgroups)
+
     def unsettle(self, jobs: Iterable[str]) -> None:
         """Bring these jobs back into cycles."""
         self._settled.difference_update(jobs)

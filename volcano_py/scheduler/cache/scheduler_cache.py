@@ -248,7 +248,9 @@ class SchedulerCache:
                 self._parked.event(ClusterEvent.NODE_ADDED)
             elif changed:
                 self._parked.event(ClusterEvent.NODE_CHANGED)
-        self.changed.set()
+            wake = self._a_job_may_move()
+        if wake:
+            self.changed.set()
 
     def delete_node(self, obj: JSON) -> None:
         """A Node went away (its pods stay known until they are deleted)."""
@@ -256,7 +258,19 @@ class SchedulerCache:
         with self._lock:
             self.nodes.delete(name)
             self.hypernodes.delete_node(name)
-        self.changed.set()
+            wake = self._a_job_may_move()
+        if wake:
+            self.changed.set()
+
+    def _a_job_may_move(self) -> bool:
+        """Whether a change of the cluster's shape (a Node, a HyperNode) can matter to a cycle.
+
+        Only to a job a cycle would look at or one parked until such a change. With none
+        (every job settled, or no job: label discovery creating 10,000 racks, or nodes
+        joining an idle cluster), the change wakes no cycle; the next periodic cycle, or the
+        first event of a job, sees it. Called under the lock.
+        """
+        return bool(self._parked) or not self.jobs.all_settled()
 
     # -- settling and parking -----------------------------------------------------------------
 
@@ -673,8 +687,9 @@ class SchedulerCache:
                 self._parked.event(ClusterEvent.HYPERNODE_CHANGED)
             if added:
                 self.jobs.unsettle(list(self.jobs.holders(CLUSTER_TOP_HYPERNODE)))
-            moved = self.hypernodes.generation != generation
-        if moved:  # a status write (nodeCount, conditions) changes no placement
+            # a status write (nodeCount, conditions) changes no placement
+            wake = self.hypernodes.generation != generation and self._a_job_may_move()
+        if wake:
             self.changed.set()
 
     def delete_hypernode(self, hn: JSON) -> None:
@@ -684,7 +699,9 @@ class SchedulerCache:
             self.hypernodes.delete_hypernode(name)
             self.jobs.unsettle(list(self.jobs.holders(name)))
             self._parked.event(ClusterEvent.HYPERNODE_CHANGED)
-        self.changed.set()
+            wake = self._a_job_may_move()
+        if wake:
+            self.changed.set()
 
     def update_queue(self, queue: JSON) -> None:
         """A Queue was added or changed (a spec or state change may let jobs in)."""
