@@ -147,6 +147,17 @@ def _next_phase(client: KubeClient, ns: str, name: str, after: str, out: list[st
         stream.close()
 
 
+def _watch_next_phase(client: KubeClient, ns: str, name: str) -> tuple[threading.Thread, list[str]]:
+    """Start watching ``name`` from now for its next phase (``_next_phase``); thread and list."""
+    version = client.get(R.PODGROUPS, name, ns)["metadata"]["resourceVersion"]
+    seen: list[str] = []
+    watcher = threading.Thread(
+        target=_next_phase, args=(client, ns, name, version, seen), daemon=True
+    )
+    watcher.start()
+    return watcher, seen
+
+
 def test_running_gang_whose_pods_are_all_deleted_goes_back_to_pending(
     client: KubeClient,
     namespace: str,
@@ -154,12 +165,7 @@ def test_running_gang_whose_pods_are_all_deleted_goes_back_to_pending(
     run_scheduler: Callable[..., Callable[[], Scheduler]],
 ) -> None:
     names = _running_gang(client, namespace, topology, run_scheduler, "gone")
-    version = client.get(R.PODGROUPS, "gone", namespace)["metadata"]["resourceVersion"]
-    seen: list[str] = []
-    watcher = threading.Thread(
-        target=_next_phase, args=(client, namespace, "gone", version, seen), daemon=True
-    )
-    watcher.start()
+    watcher, seen = _watch_next_phase(client, namespace, "gone")
     for n in names:
         delete_pod(client, n, namespace)  # graceful: Running while they terminate
     watcher.join(60)
@@ -173,12 +179,7 @@ def test_running_gang_that_lost_a_member_goes_unknown(
     run_scheduler: Callable[..., Callable[[], Scheduler]],
 ) -> None:
     names = _running_gang(client, namespace, topology, run_scheduler, "lost")
-    version = client.get(R.PODGROUPS, "lost", namespace)["metadata"]["resourceVersion"]
-    seen: list[str] = []
-    watcher = threading.Thread(
-        target=_next_phase, args=(client, namespace, "lost", version, seen), daemon=True
-    )
-    watcher.start()
+    watcher, seen = _watch_next_phase(client, namespace, "lost")
     force_delete_pod(client, names[0], namespace)  # gone, not terminating
     watcher.join(60)
     assert seen == ["Unknown"]  # not through Pending / Inqueue
