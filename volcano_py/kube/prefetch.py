@@ -16,7 +16,9 @@ The rules that keep it safe:
   is simply absent and its informer lists for itself, with its own retries and messages.
   The failure is logged at debug level only: the informer's own attempt says what is wrong.
 - **Before the fork.** ``wait`` joins every thread before gunicorn forks (threads do not
-  survive ``fork``; a thread mid-request would leave its locks held in the child).
+  survive ``fork``; a thread mid-request would leave its locks held in the child), and then
+  waits until the system has ended them too: a joined thread may still be running C
+  libraries' exit handlers under their locks (``runtime.threads_exited``).
 - **Once.** ``take`` hands a list out and forgets it; the master calls ``drop`` right after
   it spawned the first worker, so a worker gunicorn restarts later lists afresh, and the
   master keeps no copy of the cluster (its memory goes back with the objects).
@@ -35,9 +37,13 @@ from collections.abc import Callable, Iterable
 from volcano_py.api.resources import APIResource
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Listed, list_objects
+from volcano_py.kube.runtime import threads_exited
 from volcano_py.kube.transforms import default_transform
 
 log = logging.getLogger(__name__)
+
+# how long ``wait`` gives joined threads to end in the system before the fork, at most
+EXIT_WAIT_S = 5.0
 
 
 class ListPrefetch:
@@ -49,6 +55,7 @@ class ListPrefetch:
         self._lists: dict[APIResource, Listed] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._native_ids: list[int] = []  # every thread's, for ``threads_exited``
         self._closed = False  # after drop(): a list that lands late is not kept
         self.seconds = 0.0  # how long the lists took (start to the last one's end)
 
@@ -57,6 +64,12 @@ class ListPrefetch:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="prefetch", daemon=True)
             self._thread.start()
+            self._note_native_id(self._thread)
+
+    def _note_native_id(self, thread: threading.Thread) -> None:
+        if thread.native_id is not None:
+            with self._lock:
+                self._native_ids.append(thread.native_id)
 
     def wait(self, timeout: float) -> bool:
         """Wait for every list; False (and nothing to hand out) if ``timeout`` passed first."""
@@ -66,6 +79,10 @@ class ListPrefetch:
                 log.warning("prefetch: lists unfinished after %.1fs; the worker lists", timeout)
                 self.drop()
                 return False
+            with self._lock:
+                native_ids = list(self._native_ids)
+            if not threads_exited(native_ids, EXIT_WAIT_S):
+                log.warning("prefetch: threads joined but not ended in %.1fs", EXIT_WAIT_S)
         with self._lock:
             ready = sorted(r.plural for r in self._lists)
         log.info("prefetch: %s listed in %.2fs", ", ".join(ready) or "nothing", self.seconds)
@@ -100,6 +117,7 @@ class ListPrefetch:
         ]
         for thread in threads:
             thread.start()
+            self._note_native_id(thread)
         for thread in threads:
             thread.join()
         client.close()

@@ -44,7 +44,11 @@ tests guard them (``tests/unit/scheduler/test_no_cyclic_garbage.py``,
 from __future__ import annotations
 
 import gc
+import os
 import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
 
 GEN0_THRESHOLD = 50_000
 GEN1_THRESHOLD = 20
@@ -76,3 +80,31 @@ def freeze_after_sync() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*STEADY_THRESHOLDS)
+
+
+# Linux lists a process's live threads here, one folder per thread id
+TASKS = Path("/proc/self/task")
+
+
+def threads_exited(native_ids: Iterable[int], timeout: float, tasks: Path = TASKS) -> bool:
+    """Wait until the OS threads ``native_ids`` are gone, ``timeout`` at most; whether they are.
+
+    ``Thread.join`` returns once a thread's Python part ended. The OS thread then still runs
+    the C libraries' thread-exit handlers: OpenSSL 3.0 frees the thread's error and random
+    state holding a lock of the whole process. A ``fork`` at that moment copies the lock held,
+    and the child's first OpenSSL call in any thread (a TLS connection) waits for it forever
+    holding the GIL, so the whole worker hangs. It happened to the manager's worker once
+    in a bench under load (``kube/prefetch.py``'s threads had just been joined). Where the
+    system does not list threads (not Linux) there is no way to tell: True at once.
+    """
+    if not tasks.is_dir():
+        return True
+    deadline = time.monotonic() + timeout
+    pending = {str(tid) for tid in native_ids}
+    while True:
+        pending = {tid for tid in pending if os.path.exists(tasks / tid)}
+        if not pending:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from typing import Any
+
+import pytest
 
 from tests.unit.kube.test_informer_reflector import ScriptedClient, cm
 from tests.unit.waits import WAIT_S
@@ -12,6 +15,7 @@ from volcano_py.api import resources as R
 from volcano_py.kube.errors import Forbidden
 from volcano_py.kube.informer import EventHandler, Listed, SharedInformerFactory
 from volcano_py.kube.prefetch import ListPrefetch
+from volcano_py.kube.runtime import TASKS
 
 JSON = dict[str, Any]
 
@@ -48,6 +52,41 @@ def test_prefetch_lists_every_page_transformed_and_hands_each_list_out_once() ->
     assert prefetch.take(R.CONFIGMAPS) is None  # once
     assert prefetch.take(R.QUEUES) is None  # a failed list is simply absent
     assert client.closed
+
+
+# A C thread-exit handler that sleeps, as OpenSSL 3.0's runs under its lock: the thread that
+# sets a value for this key lives on in the system that many microseconds after its join.
+_LIBC = ctypes.CDLL(None)
+_LINGER_KEY = ctypes.c_uint()
+_LIBC.pthread_key_create(ctypes.byref(_LINGER_KEY), ctypes.cast(_LIBC.usleep, ctypes.c_void_p))
+
+
+def _linger_after_exit(seconds: float) -> int:
+    """Make the calling thread's exit in the system take ``seconds``; return its id."""
+    _LIBC.pthread_setspecific(_LINGER_KEY, ctypes.c_void_p(int(seconds * 1_000_000)))
+    return threading.get_native_id()
+
+
+@pytest.mark.skipif(not TASKS.is_dir(), reason="the system does not list threads (not Linux)")
+def test_wait_returns_once_the_system_ended_every_thread_not_only_once_joined() -> None:
+    ids: list[int] = []
+
+    class LingeringClient(PagedClient):
+        def list(self, resource: Any, namespace: Any = None, **kwargs: Any) -> JSON:
+            ids.append(_linger_after_exit(0.3))
+            return super().list(resource, namespace, **kwargs)
+
+    client = LingeringClient()
+
+    def connect() -> Any:
+        ids.append(_linger_after_exit(0.3))
+        return client
+
+    prefetch = ListPrefetch(connect, (R.CONFIGMAPS, R.QUEUES))
+    prefetch.start()
+    assert prefetch.wait(10)
+    assert len(set(ids)) == 3  # the prefetch thread and one per list
+    assert [tid for tid in ids if (TASKS / str(tid)).exists()] == []  # a fork is safe now
 
 
 def test_a_client_that_cannot_be_made_leaves_nothing_and_does_not_raise() -> None:
