@@ -64,6 +64,7 @@ Knobs: ``BENCH_KS_NODES`` (``500``; a comma list such as ``500,5000``), ``BENCH_
 lower bound, with the pods left unbound; kube-scheduler's native path at 5,000 nodes needs
 it on a small machine; there ``VOLCANO_PY_NODE_MONITOR_GRACE=10m`` too, or kwok's 5,000 nodes,
 renewing their Leases late, are tainted unreachable during the setup),
+``BENCH_KS_KEEP_LOGS`` (a folder each run's manager log is copied into),
 ``BENCH_KS_VOLCANO_ARGS`` (more manager flags, space-separated:
 ``--implicit-podgroups=false`` measures Volcano's PodGroup per bare pod), ``BENCH_KS_SETTLE``
 (seconds between creating the workload and starting the scheduler; 0, the issue's protocol,
@@ -115,6 +116,8 @@ SCHEDULERS = os.environ.get("BENCH_KS_SCHEDULERS", "volcano-py,kube-scheduler,bi
     ","
 )
 FLOOR_PARALLEL = 64
+# a folder to keep each run's manager log in (BENCH_KS_KEEP_LOGS), none when unset
+KEEP_LOGS = os.environ.get("BENCH_KS_KEEP_LOGS", "")
 FLOOR_ARGS = os.environ.get("BENCH_KS_FLOOR_ARGS", "").split()
 STALL_S = float(os.environ.get("BENCH_KS_STALL", "60"))
 TIMEOUT = float(os.environ.get("BENCH_KS_TIMEOUT", "900"))
@@ -379,6 +382,9 @@ def run_volcano(cp: ControlPlane, client: KubeClient, pods: int, work: Path) -> 
             thread.join(120)
             if "process" in box:
                 stop_manager(box["process"])
+                if KEEP_LOGS:
+                    keep = Path(KEEP_LOGS) / f"manager-{time.strftime('%H%M%S')}.log"
+                    keep.write_bytes(box["process"].log_path.read_bytes())
 
         return stop
 

@@ -19,9 +19,12 @@ them in an order that is written down here with its reason (controller-runtime's
    the fork: ``kube/prefetch.py``), then the Lease campaign; readiness flips when all synced.
 5. **Leader-only work last**, while this replica holds the Lease: the scheduler first; the
    controllers are built (imports, ``initialize``: their informers and handlers) and run
-   once its first cycle placed what it could (``decided``; its binds in flight), which they
-   would otherwise slow by ~0.15 s at 500 nodes. A standby builds them ``WARM_AFTER_S``
-   after its sync, so a takeover finds their caches warm.
+   once its first cycle placed what it could (``decided``) and its binds are done
+   (``CONTROLLERS_AFTER_BINDS_MAX_S`` at most): built sooner they slowed the first bind by
+   ~0.15 s at 500 nodes, and started beside the binds their first reconciles took the CPU
+   the API server binds with (P3 at 500 nodes: the manager used 1.46-1.69 s of CPU from the
+   first bind to the last with them, 0.99-1.40 s without). A standby builds them
+   ``WARM_AFTER_S`` after its sync, so a takeover finds their caches warm.
    Losing the Lease stops the worker so gunicorn starts a clean one. Without a scheduler the
    controllers are built in step 1. After the first cycle the start-up heap is frozen.
 
@@ -79,6 +82,8 @@ log = logging.getLogger(__name__)
 COMPONENT = "volcano-py"
 # a replica that runs no cycle (a standby) settles (_settle) this long after sync
 WARM_AFTER_S = 5.0
+# the leader's controllers start once the first cycle's binds are done, this long at most
+CONTROLLERS_AFTER_BINDS_MAX_S = 10.0
 
 
 def scheduler_component(scheduler_names: tuple[str, ...]) -> str:
@@ -415,6 +420,7 @@ class Manager:
             run = functools.partial(self.scheduler.run, stop)
             self._leading_threads.append(self._guard("scheduler:loop", run))
             self._after_first_cycle(stop, decided=True)  # then the controllers (docstring)
+            self.client.foreground.pause(CONTROLLERS_AFTER_BINDS_MAX_S)  # and its binds
         if not stop.is_set():
             controllers = self.controllers.build()
             log.info("leading: starting %d controllers", len(controllers))

@@ -1,17 +1,19 @@
 """The manager's staged start on the real control plane: the scheduler first, the controllers
-after its first cycle placed what it could (``volcano_py/manager.py``, step 5).
+after its first cycle placed what it could and its binds are done (``volcano_py/manager.py``,
+step 5).
 
 A node offering a resource only this module's pods ask for, a bare pod (an implicit job: the
 scheduler alone binds it) and a one-replica Deployment (its pod waits for the PodGroup the
-pg-controller creates). The leader builds its controllers only once the first cycle decided,
-and they then run: the Deployment's pod gets its PodGroup and is bound. A standby builds them
-too (warm caches for a takeover) but runs none.
+pg-controller creates). The leader builds its controllers only once the first cycle decided
+and its binds (slowed here) are done, and they then run: the Deployment's pod gets its
+PodGroup and is bound. A standby builds them too (warm caches for a takeover) but runs none.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -78,17 +80,26 @@ def test_the_leader_builds_its_controllers_after_the_first_cycle_decided_and_run
     client: KubeClient, namespace: str, resource: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workloads(client, namespace, resource)
-    at_build: list[bool] = []  # per build() call: had the first cycle decided?
+    # per build() call: had the first cycle decided, and were its binds done?
+    at_build: list[tuple[bool, bool]] = []
     manager: Manager | None = None
     original = ControllerSet.build
+    create = KubeClient.create
 
     def spying_build(self: ControllerSet) -> list[Controller]:
         assert manager is not None
         assert manager.scheduler is not None
-        at_build.append(manager.scheduler.first_decisions.is_set())
+        binds_done = manager.client.foreground.pause(0)
+        at_build.append((manager.scheduler.first_decisions.is_set(), binds_done))
         return original(self)
 
+    def slow_bind(self: KubeClient, *args: Any, **kwargs: Any) -> JSON:
+        if kwargs.get("subresource") == "binding":
+            time.sleep(0.5)  # a bind the controllers' start must wait for, not race
+        return create(self, *args, **kwargs)
+
     monkeypatch.setattr(ControllerSet, "build", spying_build)
+    monkeypatch.setattr(KubeClient, "create", slow_bind)
     fatal: list[str] = []
     manager = Manager(options(namespace), client=client, on_fatal=fatal.append)
     assert manager.controllers.built() == []  # construction builds none
@@ -106,7 +117,7 @@ def test_the_leader_builds_its_controllers_after_the_first_cycle_decided_and_run
         assert client.list_all(R.PODGROUPS, namespace), "the pg-controller created no PodGroup"
         assert sorted(c.name for c in manager.controllers.built()) == CONTROLLERS
         assert at_build, "the controllers were never built"
-        assert all(at_build), at_build
+        assert all(decided and binds_done for decided, binds_done in at_build), at_build
         running = {t.name for t in threading.enumerate()}
         assert {f"controller:{name}" for name in CONTROLLERS} <= running
         # the controllers' informers started once each, though four threads asked at once

@@ -7,10 +7,13 @@ once) competed with a gang's binds for the API server: P3 at 5,000 nodes bound i
 pods 6.1-6.6 s from the first bind to the last with the 550 HyperNodes' counts being
 written beside them, 4.9 s without (the bind floor, which only binds: 3.5-3.9 s).
 
-- ``running()`` marks one foreground call for its duration (the scheduler wraps each bind);
+- ``queued(n)`` marks ``n`` foreground calls from when they are due, ``done()`` ends one (the
+  scheduler's binds, from their submission to the bind pool to their answer); ``running()``
+  marks one for the duration of a ``with`` block;
 - ``pause(max_s)`` waits until no foreground call runs, for at most ``max_s``: a background
   writer calls it before each write, so it goes at full speed on a quiet API server and
   never starves under a constant stream of binds (it waits ``max_s`` at worst per write).
+  The leader's controllers start after it too (``manager.py``, step 5).
 
 Every view of one ``KubeClient`` (``gated``) shares its ``Foreground``.
 """
@@ -35,15 +38,23 @@ class Foreground:
     @contextmanager
     def running(self) -> Iterator[None]:
         """One foreground call, for the duration of the ``with`` block."""
-        with self._changed:
-            self._running += 1
+        self.queued(1)
         try:
             yield
         finally:
-            with self._changed:
-                self._running -= 1
-                if not self._running:
-                    self._changed.notify_all()
+            self.done()
+
+    def queued(self, calls: int) -> None:
+        """``calls`` foreground calls are due (each one ends with ``done``)."""
+        with self._changed:
+            self._running += calls
+
+    def done(self) -> None:
+        """One foreground call (``queued``) ended."""
+        with self._changed:
+            self._running -= 1
+            if not self._running:
+                self._changed.notify_all()
 
     def pause(self, max_s: float = PAUSE_MAX_S) -> bool:
         """Wait until no foreground call runs, ``max_s`` at most; whether none runs."""

@@ -185,17 +185,19 @@ class KubeWriter:
         self.pod_conditions = StatusWrites(self._patch_pod_condition, name=POD_CONDITIONS_QUEUE)
 
     def _bind_one(self, task: TaskInfo) -> str | None:
+        """Post one binding (queued on the foreground by ``start_binds``)."""
         try:
-            with self._foreground.running():
-                self.client.create(
-                    PODS,
-                    binding_body(task),
-                    task.namespace,
-                    subresource_of=task.name,
-                    subresource="binding",
-                )
+            self.client.create(
+                PODS,
+                binding_body(task),
+                task.namespace,
+                subresource_of=task.name,
+                subresource="binding",
+            )
         except ApiError as e:
             return f"{type(e).__name__}: {e}"
+        finally:
+            self._foreground.done()
         return None
 
     def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
@@ -203,7 +205,16 @@ class KubeWriter:
 
         Failures are returned, never raised.
         """
-        futures = [self._pool.submit(self._bind_one, task) for task in tasks]
+        # foreground from now, not from when a worker takes them: a write that gives way to
+        # binds must not slip in between the submission and the first worker
+        self._foreground.queued(len(tasks))
+        futures = []
+        try:
+            for task in tasks:
+                futures.append(self._pool.submit(self._bind_one, task))
+        finally:
+            for _ in range(len(tasks) - len(futures)):  # the pool refused (closing)
+                self._foreground.done()
 
         def wait() -> dict[str, str]:
             errors: dict[str, str] = {}

@@ -44,3 +44,13 @@ def test_a_call_that_raises_still_ends() -> None:
     except RuntimeError:
         pass
     assert fg.pause(0)
+
+
+def test_queued_calls_count_until_each_is_done() -> None:
+    fg = Foreground()
+    fg.queued(2)
+    assert not fg.pause(0)
+    fg.done()
+    assert not fg.pause(0)  # one still due
+    fg.done()
+    assert fg.pause(0)

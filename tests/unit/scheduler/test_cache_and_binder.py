@@ -331,3 +331,41 @@ def test_pod_conditions_are_written_off_the_cycle_and_coalesced_per_pod() -> Non
         writer.close()
     # one thread, blocked on p0 until the gate opens: p2's first condition was still unsent
     assert patched == [("p0", "first"), ("p1", "first"), ("p2", "newer")]
+
+
+def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
+    """Background writes give way to binds still queued for a worker, and a closed pool's
+    refusal leaves nothing counted (``kube/foreground.py``)."""
+    import threading
+
+    import pytest
+
+    from volcano_py.kube.foreground import Foreground
+    from volcano_py.scheduler.writer import KubeWriter
+
+    gate = threading.Event()
+    posted: list[str] = []
+
+    class HeldClient:
+        def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
+            gate.wait(30)
+            posted.append(kwargs["subresource_of"])
+            return {}
+
+    fg = Foreground()
+    writer = KubeWriter(HeldClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
+    tasks = [TaskInfo(pod(f"p{i}", "g")) for i in range(3)]
+    for task in tasks:
+        task.node_name = "n1"
+    try:
+        wait = writer.start_binds(tasks)
+        assert not fg.pause(0)  # three due, whether or not the one worker took the first
+        gate.set()
+        assert wait() == {}
+        assert fg.pause(0)
+    finally:
+        writer.close()
+    assert posted == ["p0", "p1", "p2"]
+    with pytest.raises(RuntimeError):
+        writer.start_binds(tasks)  # the pool is shut down
+    assert fg.pause(0)
