@@ -2,8 +2,9 @@
 // bench/bench_vs_kube_scheduler.py, what no scheduler can beat on a given machine.
 //
 // It reads "namespace name node" lines from -bindings, makes one client (client-go, as
-// kube-scheduler's, protobuf, qps/burst from the flags) and posts every binding, -parallel at
-// a time. It lists nothing and watches nothing. Built by devcluster/provision.py
+// kube-scheduler's, protobuf unless -json, qps/burst from the flags; one HTTP/2 connection,
+// or with -http1 a connection per call in flight) and posts every binding, -parallel at a
+// time. It lists nothing and watches nothing. Built by devcluster/provision.py
 // (ensure_bind_floor) against the pinned Kubernetes module; not product code.
 package main
 
@@ -53,6 +54,7 @@ func main() {
 	qps := flag.Float64("qps", 5000, "client qps")
 	burst := flag.Int("burst", 5000, "client burst")
 	http1 := flag.Bool("http1", false, "HTTP/1.1 (a connection per call in flight) instead of HTTP/2")
+	asJSON := flag.Bool("json", false, "JSON bodies instead of protobuf")
 	flag.Parse()
 	if *kubeconfig == "" || *path == "" || *parallel < 1 {
 		fmt.Fprintln(os.Stderr, "usage: bind-floor -kubeconfig FILE -bindings FILE [-parallel 64]")
@@ -70,6 +72,9 @@ func main() {
 	}
 	config.QPS, config.Burst = float32(*qps), *burst
 	config.ContentType = "application/vnd.kubernetes.protobuf"
+	if *asJSON {
+		config.ContentType = "application/json"
+	}
 	config.UserAgent = "bind-floor"
 	if *http1 {
 		config.TLSClientConfig.NextProtos = []string{"http/1.1"}
