@@ -7,9 +7,8 @@ once) competed with a gang's binds for the API server: P3 at 5,000 nodes bound i
 pods 6.1-6.6 s from the first bind to the last with the 550 HyperNodes' counts being
 written beside them, 4.9 s without (the bind floor, which only binds: 3.5-3.9 s).
 
-- ``queued(n)`` marks ``n`` foreground calls from when they are due, ``done()`` ends one (the
-  scheduler's binds, from their submission to the bind pool to their answer); ``running()``
-  marks one for the duration of a ``with`` block;
+- ``queued(n)`` marks ``n`` foreground calls from when they are due and ``done(n)`` ends them
+  (the scheduler's binds, from their submission to the bind pool to their answer);
 - ``pause(max_s)`` waits until no foreground call runs, for at most ``max_s``: a background
   writer calls it before each write, so it goes at full speed on a quiet API server and
   never starves under a constant stream of binds (it waits ``max_s`` at worst per write).
@@ -21,8 +20,6 @@ Every view of one ``KubeClient`` (``gated``) shares its ``Foreground``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 # How long a background write waits for the binds to pause, at most.
 PAUSE_MAX_S = 1.0
@@ -35,24 +32,15 @@ class Foreground:
         self._changed = threading.Condition()
         self._running = 0
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
-        """One foreground call, for the duration of the ``with`` block."""
-        self.queued(1)
-        try:
-            yield
-        finally:
-            self.done()
-
     def queued(self, calls: int) -> None:
         """``calls`` foreground calls are due (each one ends with ``done``)."""
         with self._changed:
             self._running += calls
 
-    def done(self) -> None:
-        """One foreground call (``queued``) ended."""
+    def done(self, calls: int = 1) -> None:
+        """``calls`` foreground calls (``queued``) ended."""
         with self._changed:
-            self._running -= 1
+            self._running -= calls
             if not self._running:
                 self._changed.notify_all()
 

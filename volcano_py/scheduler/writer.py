@@ -213,8 +213,8 @@ class KubeWriter:
             for task in tasks:
                 futures.append(self._pool.submit(self._bind_one, task))
         finally:
-            for _ in range(len(tasks) - len(futures)):  # the pool refused (closing)
-                self._foreground.done()
+            if len(futures) < len(tasks):  # the pool refused (closing)
+                self._foreground.done(len(tasks) - len(futures))
 
         def wait() -> dict[str, str]:
             errors: dict[str, str] = {}

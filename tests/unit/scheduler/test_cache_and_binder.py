@@ -369,3 +369,24 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
     with pytest.raises(RuntimeError):
         writer.start_binds(tasks)  # the pool is shut down
     assert fg.pause(0)
+
+
+def test_a_bind_that_fails_still_ends_its_foreground_call() -> None:
+    from volcano_py.kube.errors import Conflict
+    from volcano_py.kube.foreground import Foreground
+    from volcano_py.scheduler.writer import KubeWriter
+
+    class RefusingClient:
+        def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
+            raise Conflict(409, "Conflict", "pod is already bound")
+
+    fg = Foreground()
+    writer = KubeWriter(RefusingClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
+    task = TaskInfo(pod("p0", "g"))
+    task.node_name = "n1"
+    try:
+        errors = writer.start_binds([task])()
+    finally:
+        writer.close()
+    assert list(errors) == [task.key]
+    assert fg.pause(0)

@@ -148,7 +148,8 @@ def test_node_count_sync_gives_way_to_binds_in_flight() -> None:
     api.put(obj)
     fg = AskedForeground()
     sync = NodeCountSync(api, api.store, build(obj, nodes=NODES), foreground=fg)
-    with fg.running():
-        sync.sync("r1")
+    fg.queued(1)  # a bind in flight
+    sync.sync("r1")
+    fg.done()
     assert fg.asked == [False]  # it asked while a bind ran
     assert (api.store.get("r1") or {})["status"]["nodeCount"] == 2  # and wrote after its pause
