@@ -78,6 +78,17 @@ after the 2,000 pods are created kube-apiserver is still fanning their watch eve
 kube-controller-manager (~80% of a core), which a cold start on this 2-core machine shares;
 a settle of a few seconds measures the scheduler on a quiet control plane, both schedulers
 alike.
+
+Every timed run starts just after kwok has renewed its nodes' Leases (``lease_lull``;
+``BENCH_KS_LEASE_LULL=0`` starts at once). kwok renews every node's Lease together, every
+quarter of the Lease's 40 s, behind its own client rate limit: at 500 nodes a burst of ~5 s
+(Lease updates and per-node pod lists, ~100 calls a second) then ~5 s with none. A kubelet
+renews on its own phase, so a real cluster has the same load all the time. Without the wait
+the phase was the same in every run: the floor's window ended before the burst, and
+volcano-py's, 1.5 s longer, took 250-330 Lease updates and 100 pod lists that the floor's
+did not. Where the renewals never pause (5,000 nodes: 5,000 Leases at kwok's rate take
+longer than the quarter) the run starts after one quarter, on the same steady load for every
+scheduler.
 """
 
 from __future__ import annotations
@@ -126,6 +137,10 @@ KEEP_LOGS = os.environ.get("BENCH_KS_KEEP_LOGS", "")
 FLOOR_ARGS = os.environ.get("BENCH_KS_FLOOR_ARGS", "-http1").split()
 STALL_S = float(os.environ.get("BENCH_KS_STALL", "60"))
 TIMEOUT = float(os.environ.get("BENCH_KS_TIMEOUT", "900"))
+LEASE_LULL = os.environ.get("BENCH_KS_LEASE_LULL", "1") != "0"
+# kwok renews a node's Lease every quarter of its duration (as a kubelet does)
+LEASE_RENEW_S = kwok.NODE_LEASE_SECONDS / 4
+LEASE_SAMPLE = 500  # Leases looked at: all at 500 nodes, one page at 5,000
 
 
 @dataclass
@@ -328,6 +343,8 @@ def time_binding(client: KubeClient, pods: int, start: Callable[[], Callable[[],
     informers.start()
     while not informers.has_synced():
         time.sleep(0.02)
+    if LEASE_LULL and not lease_lull(client):
+        print("   (kwok's Lease renewals did not pause: started after one renewal period)")
     started = time.perf_counter()
     stop = start()
     first = None
@@ -353,6 +370,30 @@ def time_binding(client: KubeClient, pods: int, start: Callable[[], Callable[[],
     finally:
         stop()
         informers.shutdown()
+
+
+def lease_lull(client: KubeClient) -> bool:
+    """Wait until kwok's node-Lease renewals have just ended (True), or one renewal period.
+
+    The renewals have ended when every Lease (of the first ``LEASE_SAMPLE``) was renewed in
+    the last half period (one burst) and none in the last 0.3 s; "just" is within 1.5 s of the
+    last, so the run has most of the lull ahead of it. False when no lull came (the renewals
+    never pause at this size).
+    """
+    deadline = time.monotonic() + LEASE_RENEW_S + 2.0
+    while time.monotonic() < deadline:
+        leases = client.list(R.LEASES, "kube-node-lease", limit=LEASE_SAMPLE)["items"]
+        renewed = [
+            datetime.fromisoformat(lease["spec"]["renewTime"]).timestamp()
+            for lease in leases
+            if (lease.get("spec") or {}).get("renewTime")
+        ]
+        if renewed:
+            newest, now = max(renewed), time.time()
+            if newest - min(renewed) < LEASE_RENEW_S / 2 and 0.3 <= now - newest <= 1.5:
+                return True
+        time.sleep(0.2)
+    return False
 
 
 def _unschedulable(pod: JSON) -> bool:
