@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.unit.scheduler.helpers import gpu_cluster
 from tests.unit.scheduler.objects import node, pod, podgroup
 from volcano_py.scheduler.api.resource import Resource
@@ -333,9 +335,25 @@ def test_pod_conditions_are_written_off_the_cycle_and_coalesced_per_pod() -> Non
     assert patched == [("p0", "first"), ("p1", "first"), ("p2", "newer")]
 
 
+class ThreadSender:
+    """A ``Sender`` stand-in: each post is ``create`` run on one thread of its own."""
+
+    def __init__(self, create: Any) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._create = create
+        self._pool = ThreadPoolExecutor(1)
+
+    def create(self, resource: Any, body: Any, namespace: Any, **kwargs: Any) -> Any:
+        return self._pool.submit(self._create, resource, body, namespace, **kwargs)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
 def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
-    """Background writes give way to binds still queued for a worker, and a closed pool's
-    refusal leaves nothing counted (``kube/foreground.py``)."""
+    """Background writes give way to binds not yet answered, and a closed writer's refusal
+    leaves nothing counted (``kube/foreground.py``)."""
     import threading
 
     import pytest
@@ -352,6 +370,9 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
             posted.append(kwargs["subresource_of"])
             return {}
 
+        def sender(self, parallel: int, name: str) -> ThreadSender:
+            return ThreadSender(self.create)
+
     fg = Foreground()
     writer = KubeWriter(HeldClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
     tasks = [TaskInfo(pod(f"p{i}", "g")) for i in range(3)]
@@ -359,7 +380,7 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
         task.node_name = "n1"
     try:
         wait = writer.start_binds(tasks)
-        assert not fg.pause(0)  # three due, whether or not the one worker took the first
+        assert not fg.pause(0)  # three due, whether or not the first was sent
         gate.set()
         assert wait() == {}
         assert fg.pause(0)
@@ -367,7 +388,7 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
         writer.close()
     assert posted == ["p0", "p1", "p2"]
     with pytest.raises(RuntimeError):
-        writer.start_binds(tasks)  # the pool is shut down
+        writer.start_binds(tasks)  # the writer is closed
     assert fg.pause(0)
 
 
@@ -379,6 +400,9 @@ def test_a_bind_that_fails_still_ends_its_foreground_call() -> None:
     class RefusingClient:
         def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
             raise Conflict(409, "Conflict", "pod is already bound")
+
+        def sender(self, parallel: int, name: str) -> ThreadSender:
+            return ThreadSender(self.create)
 
     fg = Foreground()
     writer = KubeWriter(RefusingClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
