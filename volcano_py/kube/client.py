@@ -491,6 +491,11 @@ class Sender:
             before_send=before_send,
         )
 
+    @property
+    def closed(self) -> bool:
+        """Whether it takes no more posts (closed, or its thread ended on a fault)."""
+        return self._pump.closed
+
     def close(self) -> None:
         """Take no more posts; return once those queued have answers (or timed out)."""
         self._pump.close()

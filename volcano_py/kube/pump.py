@@ -198,10 +198,17 @@ class RequestPump:
 
     # -- the thread ------------------------------------------------------------------------
 
+    @property
+    def closed(self) -> bool:
+        """Whether it takes no more requests (``close``, or its thread ended on a fault)."""
+        return self._closed
+
     def _run(self) -> None:
         try:
             while self._turn():
                 pass
+        except Exception:  # a fault here: fail what is left rather than leave it unanswered
+            log.exception("%s: the request pump failed", self._thread.name)
         finally:
             self._shut()
 
@@ -223,7 +230,12 @@ class RequestPump:
         while self._later and self._later[0][0] <= now:
             self._ready.append(heapq.heappop(self._later)[2])
         while self._ready and (self._idle or len(self._busy) < self._parallel):
-            self._start(self._ready.popleft())
+            call = self._ready.popleft()
+            try:
+                self._start(call)
+            except Exception as e:  # a fault: this request fails, the pump goes on
+                log.exception("%s: starting a request failed", self._thread.name)
+                self._fault(call, e)
         wait: float | None = None
         if self._busy:
             if now >= self._sweep_at:
@@ -249,8 +261,20 @@ class RequestPump:
             elif conn.call is None:
                 self._idle_readable(conn)
             else:
-                self._readable(conn)
+                try:
+                    self._readable(conn)
+                except Exception as e:  # a fault: this request fails, the pump goes on
+                    log.exception("%s: reading an answer failed", self._thread.name)
+                    if conn.call is not None:
+                        self._fail(conn, TransportError(f"the request pump failed: {e}"))
         return True
+
+    def _fault(self, call: _Call, error: Exception) -> None:
+        """Fail ``call`` after a fault in the pump; its connection, if any, is dropped."""
+        for conn in [c for c in self._busy if c.call is call]:
+            self._fail(conn, TransportError(f"the request pump failed: {error}"))
+            return
+        call.done(0, b"", TransportError(f"the request pump failed: {error}"))
 
     def _sweep(self, now: float) -> None:
         """Fail the requests past their timeout; the next look is ``_SWEEP_S`` later."""

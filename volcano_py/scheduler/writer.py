@@ -192,7 +192,7 @@ class KubeWriter:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the writer is closed: no more binds")
-            if self._sender is None:
+            if self._sender is None or self._sender.closed:  # a sender that failed is replaced
                 self._sender = self.client.sender(self._workers, "scheduler:bind")
             return self._sender
 

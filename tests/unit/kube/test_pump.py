@@ -351,3 +351,51 @@ def test_sender_reports_a_lost_connection_as_connection_failed(
             lost.result(30)
     finally:
         sender.close()
+
+
+def test_a_fault_fails_its_request_and_the_pump_goes_on(
+    serve: Callable[..., Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve(echo(1))
+    pump = RequestPump(transport(server), 1, "test:pump")
+    outcomes = Outcomes()
+    start = RequestPump._start
+
+    def start_or_fail(self: RequestPump, call: object) -> None:
+        if b"bad" in call.data:  # type: ignore[attr-defined]
+            raise RuntimeError("a bug")
+        start(self, call)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RequestPump, "_start", start_or_fail)
+    try:
+        pump.submit("POST", post(b"bad"), outcomes.done("bad"), timeout=30)
+        pump.submit("POST", post(b"good"), outcomes.done("good"), timeout=30)
+        outcomes.wait("bad", "good")
+        assert not pump.closed
+    finally:
+        pump.close()
+    error = outcomes.got["bad"][2]
+    assert isinstance(error, TransportError)
+    assert "a bug" in str(error)
+    assert outcomes.got["good"] == (200, b"good", None)
+    assert pump.closed
+
+
+def test_a_fault_of_the_pump_itself_fails_what_is_left_and_closes_it(
+    serve: Callable[..., Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve(echo(1))
+    pump = RequestPump(transport(server), 1, "test:pump")
+    outcomes = Outcomes()
+
+    def broken(self: RequestPump, now: float) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(RequestPump, "_sweep", broken)  # runs once a request is in flight
+    pump.submit("POST", post(b"left"), outcomes.done("left"), timeout=30)
+    outcomes.wait("left")
+    assert isinstance(outcomes.got["left"][2], TransportError)
+    pump.close()
+    assert pump.closed
+    pump.submit("POST", post(b"late"), outcomes.done("late"), timeout=30)
+    assert isinstance(outcomes.got["late"][2], TransportError)

@@ -343,6 +343,7 @@ class ThreadSender:
 
         self._create = create
         self._pool = ThreadPoolExecutor(1)
+        self.closed = False
 
     def create(self, resource: Any, body: Any, namespace: Any, **kwargs: Any) -> Any:
         return self._pool.submit(self._create, resource, body, namespace, **kwargs)
@@ -414,3 +415,30 @@ def test_a_bind_that_fails_still_ends_its_foreground_call() -> None:
         writer.close()
     assert list(errors) == [task.key]
     assert fg.pause(0)
+
+
+def test_a_sender_that_failed_is_replaced_at_the_next_bind() -> None:
+    from volcano_py.scheduler.writer import KubeWriter
+
+    senders: list[ThreadSender] = []
+
+    class Client:
+        def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
+            return {}
+
+        def sender(self, parallel: int, name: str) -> ThreadSender:
+            senders.append(ThreadSender(self.create))
+            return senders[-1]
+
+    writer = KubeWriter(Client(), None, workers=1)  # type: ignore[arg-type]
+    task = TaskInfo(pod("p0", "g"))
+    task.node_name = "n1"
+    try:
+        assert writer.start_binds([task])() == {}
+        assert writer.start_binds([task])() == {}
+        assert len(senders) == 1  # kept while it works
+        senders[0].closed = True  # its thread ended on a fault
+        assert writer.start_binds([task])() == {}
+        assert len(senders) == 2
+    finally:
+        writer.close()
