@@ -384,7 +384,11 @@ def test_a_fault_fails_its_request_and_the_pump_goes_on(
 def test_a_fault_of_the_pump_itself_fails_what_is_left_and_closes_it(
     serve: Callable[..., Server], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = serve(echo(1))
+    def unanswered(peer: Peer) -> None:
+        assert peer.request()
+        peer.request()  # until the pump hangs up
+
+    server = serve(unanswered)
     pump = RequestPump(transport(server), 1, "test:pump")
     outcomes = Outcomes()
 
