@@ -14,9 +14,7 @@ Contract:
 - the client is thread-safe and rate-limited (a token bucket of ``qps`` and ``burst``;
   ``qps=0`` turns the limit off);
 - ``watch`` returns a ``WatchStream`` that yields ``(type, object)`` pairs parsed from the
-  raw stream and can be closed from another thread;
-- ``sender`` returns a ``Sender``, whose ``create`` posts without waiting: the answer comes as
-  a ``Future``, with the same errors, throttling and write gate (``kube/pump.py`` says why).
+  raw stream and can be closed from another thread.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ import copy
 import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -42,7 +39,6 @@ from volcano_py.kube.errors import (
     error_for,
 )
 from volcano_py.kube.foreground import Foreground
-from volcano_py.kube.pump import RequestPump
 from volcano_py.kube.ratelimit import BucketRateLimiter
 from volcano_py.kube.slimjson import Decode
 from volcano_py.kube.transport import Stream, Transport
@@ -73,22 +69,6 @@ def resource_path(
         if subresource:
             parts.append(f"/{subresource}")
     return "".join(parts)
-
-
-def _create_path(
-    resource: APIResource,
-    body: JSON,
-    namespace: str | None,
-    subresource_of: str | None,
-    subresource: str | None,
-) -> str:
-    """Where a create POSTs: the collection, or ``subresource`` of ``subresource_of``.
-
-    The namespace, when not given, is the body's.
-    """
-    if namespace is None and resource.namespaced:
-        namespace = (body.get("metadata") or {}).get("namespace")
-    return resource_path(resource, namespace, subresource_of, subresource)
 
 
 class WatchStream:
@@ -318,7 +298,9 @@ class KubeClient:
         retry_throttled: bool = True,
     ) -> JSON:
         """POST a new object (or, with ``subresource_of``, to an object's subresource)."""
-        path = _create_path(resource, body, namespace, subresource_of, subresource)
+        if namespace is None and resource.namespaced:
+            namespace = (body.get("metadata") or {}).get("namespace")
+        path = resource_path(resource, namespace, subresource_of, subresource)
         return self.request("POST", path, body=body, retry_throttled=retry_throttled)
 
     def update(self, resource: APIResource, body: JSON, *, subresource: str | None = None) -> JSON:
@@ -401,104 +383,9 @@ class KubeClient:
             raise _decode_error(stream.status, data)
         return WatchStream(stream, decode)
 
-    def sender(self, parallel: int, name: str) -> Sender:
-        """A ``Sender`` with up to ``parallel`` posts in flight on a thread named ``name``."""
-        return Sender(self, parallel, name)
-
     def close(self) -> None:
         """Drop pooled connections."""
         self._transport.close()
-
-
-class Sender:
-    """Posts that do not wait: ``create`` answers in a ``Future``.
-
-    The ``Future`` holds what ``KubeClient.create`` would return or raise (the client's
-    throttling, write gate and 429 retries included). Its connections are its own
-    (``kube/pump.py``); ``close`` returns once the posts in flight have their answers.
-    """
-
-    def __init__(self, client: KubeClient, parallel: int, name: str) -> None:
-        self._client = client
-        self._pump = RequestPump(client._transport, parallel, name)
-
-    def create(
-        self,
-        resource: APIResource,
-        body: JSON,
-        namespace: str | None = None,
-        *,
-        subresource_of: str | None = None,
-        subresource: str | None = None,
-    ) -> Future[JSON]:
-        """POST ``body`` as ``KubeClient.create`` does; the answer comes in the ``Future``."""
-        client = self._client
-        path = _create_path(resource, body, namespace, subresource_of, subresource)
-        future: Future[JSON] = Future()
-        future.set_running_or_notify_cancel()
-        before_send: Callable[[], None] | None = None
-        gate = client._write_gate
-        if gate is not None:
-            try:
-                gate("POST", path)  # early: nothing queued for a refused write
-            except ApiError as e:
-                future.set_exception(e)
-                return future
-            before_send = functools.partial(gate, "POST", path)
-        data = client._transport.head(
-            "POST", path, client._headers("application/json"), orjson.dumps(body)
-        )
-        self._post(path, data, before_send, future, 0, 0.0)
-        return future
-
-    def _post(
-        self,
-        path: str,
-        data: bytes,
-        before_send: Callable[[], None] | None,
-        future: Future[JSON],
-        attempt: int,
-        after: float,
-    ) -> None:
-        """Queue one attempt; its answer settles ``future`` or, when throttled, queues the next."""
-        limiter = self._client._limiter
-        not_before = max(after, time.monotonic() + limiter.when("request") if limiter else 0.0)
-
-        def done(status: int, answer: bytes, error: BaseException | None) -> None:
-            if error is not None:
-                if isinstance(error, (OSError, ValueError)):
-                    error = ConnectionFailed(f"POST {path}: {error}")
-                future.set_exception(error)
-            elif status < 300:
-                try:
-                    future.set_result(orjson.loads(answer) if answer else {})
-                except orjson.JSONDecodeError as e:
-                    future.set_exception(ConnectionFailed(f"POST {path}: {e}"))
-            else:
-                failure = _decode_error(status, answer)
-                if isinstance(failure, TooManyRequests) and attempt < _MAX_THROTTLE_RETRIES:
-                    later = time.monotonic() + min(failure.retry_after or 1.0, 10.0)
-                    self._post(path, data, before_send, future, attempt + 1, later)
-                else:
-                    future.set_exception(failure)
-
-        self._pump.submit(
-            "POST",
-            data,
-            done,
-            timeout=self._client._timeout,
-            not_before=not_before,
-            before_send=before_send,
-        )
-
-    @property
-    def closed(self) -> bool:
-        """Whether it takes no more posts (closed, or its thread ended on a fault)."""
-        return self._pump.closed
-
-    def close(self) -> None:
-        """Take no more posts; return once those queued have answers (or timed out)."""
-        self._pump.close()
 
 
 def _header_block(headers: list[tuple[str, str]]) -> bytes:

@@ -29,7 +29,6 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator
 from io import BufferedReader
-from typing import BinaryIO
 from urllib.parse import urlsplit
 
 _MAX_LINE = 64 * 1024
@@ -139,8 +138,7 @@ class Transport:
 
     # -- connections ---------------------------------------------------------------------
 
-    def connect(self) -> socket.socket:
-        """A new connection to the server (TLS when its address is https), blocking."""
+    def _connect(self) -> _Connection:
         try:
             sock = socket.create_connection(
                 (self._hostname, self._port), timeout=self._connect_timeout
@@ -154,14 +152,14 @@ class Transport:
         except (OSError, ValueError) as e:
             sock.close()
             raise TransportError(f"TLS with {self._hostname}:{self._port}: {e}") from e
-        return sock
+        return _Connection(sock)
 
     def _acquire(self) -> _Connection:
         while True:
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
             if conn is None:
-                return _Connection(self.connect())
+                return self._connect()
             if not conn.dropped():
                 return conn
             conn.close()
@@ -183,8 +181,7 @@ class Transport:
 
     # -- requests ------------------------------------------------------------------------
 
-    def head(self, method: str, target: str, headers: bytes, body: bytes | None) -> bytes:
-        """The request's bytes: request line, Host, ``headers``, Content-Length, body."""
+    def _head(self, method: str, target: str, headers: bytes, body: bytes | None) -> bytes:
         length = b"" if body is None else b"Content-Length: %d\r\n" % len(body)
         line = f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("ascii")
         return b"".join((line, self._host_header, headers, length, _CRLF, body or b""))
@@ -241,7 +238,7 @@ class Transport:
         ``before_send`` as in ``_exchange`` (a last check that may refuse the request).
         """
         conn, status, framing = self._exchange(
-            method, self.head(method, target, headers, body), timeout, before_send
+            method, self._head(method, target, headers, body), timeout, before_send
         )
         try:
             data = b"".join(_pieces(conn.reader, framing))
@@ -257,12 +254,12 @@ class Transport:
     def open_stream(self, method: str, target: str, headers: bytes, timeout: float) -> Stream:
         """Send a bodiless request and return its answer unread (for watches)."""
         conn, status, framing = self._exchange(
-            method, self.head(method, target, headers, None), timeout
+            method, self._head(method, target, headers, None), timeout
         )
         return Stream(conn, status, framing)
 
 
-def _readline(reader: BinaryIO) -> bytes:
+def _readline(reader: BufferedReader) -> bytes:
     line = reader.readline(_MAX_LINE + 1)
     if len(line) > _MAX_LINE:
         raise TransportError("answer line too long")
@@ -272,55 +269,42 @@ def _readline(reader: BinaryIO) -> bytes:
 def _read_head(reader: BufferedReader, method: str) -> tuple[int, _Framing]:
     """Read a status line and headers (skipping 1xx answers); return status and framing."""
     while True:
-        status, framing = parse_head(reader, method)
-        if not 100 <= status < 200:
-            return status, framing
-
-
-def parse_head(reader: BinaryIO, method: str) -> tuple[int, _Framing]:
-    """One answer head (status line and headers) from ``reader``: status and framing."""
-    line = _readline(reader)
-    if not line:
-        raise TransportError("connection closed before an answer")
-    headers: list[bytes] = []
-    for _ in range(_MAX_HEADERS):
-        header = _readline(reader)
-        if header in (b"\r\n", b"\n"):
-            return head_framing(line, headers, method)
-        if not header:
-            raise TransportError("connection closed inside the answer's headers")
-        headers.append(header)
-    raise TransportError(f"more than {_MAX_HEADERS} headers")
-
-
-def head_framing(line: bytes, headers: list[bytes], method: str) -> tuple[int, _Framing]:
-    """The status and framing an answer's status ``line`` and header lines give."""
-    if not line.startswith(b"HTTP/1.") or len(line) < 12:
-        raise TransportError(f"not an HTTP/1.x status line: {line[:80]!r}")
-    if len(headers) > _MAX_HEADERS:
-        raise TransportError(f"more than {_MAX_HEADERS} headers")
-    status = int(line[9:12])
-    close = line[5:8] == b"1.0"
-    length: int | None = None
-    chunked = False
-    for header in headers:
-        name, _, value = header.partition(b":")
-        name = name.strip().lower()
-        if name == b"content-length":
-            length = int(value)
-            if length < 0:
-                raise TransportError("negative Content-Length")
-        elif name == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
-        elif name == b"connection":
-            close = b"close" in value.lower()
-    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-        return status, _Framing(0, False, close)
-    if chunked:
-        return status, _Framing(None, True, close)
-    if length is None:
-        return status, _Framing(None, False, True)
-    return status, _Framing(length, False, close)
+        line = _readline(reader)
+        if not line:
+            raise TransportError("connection closed before an answer")
+        if not line.startswith(b"HTTP/1.") or len(line) < 12:
+            raise TransportError(f"not an HTTP/1.x status line: {line[:80]!r}")
+        status = int(line[9:12])
+        close = line[5:8] == b"1.0"
+        length: int | None = None
+        chunked = False
+        for _ in range(_MAX_HEADERS):
+            header = _readline(reader)
+            if header in (b"\r\n", b"\n"):
+                break
+            if not header:
+                raise TransportError("connection closed inside the answer's headers")
+            name, _, value = header.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+                if length < 0:
+                    raise TransportError("negative Content-Length")
+            elif name == b"transfer-encoding":
+                chunked = b"chunked" in value.lower()
+            elif name == b"connection":
+                close = b"close" in value.lower()
+        else:
+            raise TransportError(f"more than {_MAX_HEADERS} headers")
+        if 100 <= status < 200:
+            continue
+        if method == "HEAD" or status in (204, 304):
+            return status, _Framing(0, False, close)
+        if chunked:
+            return status, _Framing(None, True, close)
+        if length is None:
+            return status, _Framing(None, False, True)
+        return status, _Framing(length, False, close)
 
 
 def _pieces(reader: BufferedReader, framing: _Framing) -> Iterator[bytes]:

@@ -26,7 +26,7 @@ import copy
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from volcano_py.api import JSON
@@ -38,7 +38,7 @@ from volcano_py.api.meta import object_key
 from volcano_py.api.native_composite import is_native_composite
 from volcano_py.api.native_groups import is_native
 from volcano_py.api.resources import NATIVE_COMPOSITES, NATIVE_PODGROUPS, PODGROUPS, PODS
-from volcano_py.kube.client import KubeClient, Sender
+from volcano_py.kube.client import KubeClient
 from volcano_py.kube.clock import Clock, RealClock
 from volcano_py.kube.errors import ApiError, Conflict, NotFound
 from volcano_py.kube.events import Recorder
@@ -52,8 +52,7 @@ log = logging.getLogger(__name__)
 
 EVENT_INTERVAL_S = 60.0
 _EVENTS_PRUNE_MIN = 4096  # throttle entries kept before stale ones are dropped
-# Bindings in flight at once (one thread posts them all: ``kube/pump.py``). A bind waits ~10 ms
-# on a busy kube-apiserver, so 4 in flight (then 4 threads) bound at most
+# Concurrent bindings. A bind waits ~10 ms on a busy kube-apiserver, so 4 workers bound at most
 # ~330 pods/s: once plain pods cost one write each (implicit PodGroups) and binds start as jobs
 # are committed, they were the limit (5,000 pods on 500 nodes: 16.3-18.6 s with 4 or 8, 12.4 s
 # with 16, 10.7 s with 32, 10.3 s with 64; kube-scheduler 10.4-12.5 s). The admission tail
@@ -175,9 +174,7 @@ class KubeWriter:
         self._foreground = foreground or Foreground()
         self.recorder = recorder
         self.clock = clock or RealClock()
-        self._workers = workers
-        self._sender: Sender | None = None  # opened at the first bind (``_binds``)
-        self._closed = False
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scheduler:bind")
         self._events: dict[str, tuple[str, float]] = {}
         self._prune_at = _EVENTS_PRUNE_MIN
         self._lock = threading.Lock()
@@ -187,54 +184,48 @@ class KubeWriter:
         # told why it waits was 5,000 PATCHes inside the cycle), coalesced per pod
         self.pod_conditions = StatusWrites(self._patch_pod_condition, name=POD_CONDITIONS_QUEUE)
 
-    def _binds(self) -> Sender:
-        """The sender binds go through: ``workers`` in flight on one thread (``kube/pump.py``)."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the writer is closed: no more binds")
-            if self._sender is None or self._sender.closed:  # a sender that failed is replaced
-                self._sender = self.client.sender(self._workers, "scheduler:bind")
-            return self._sender
+    def _bind_one(self, task: TaskInfo) -> str | None:
+        """Post one binding (queued on the foreground by ``start_binds``)."""
+        try:
+            self.client.create(
+                PODS,
+                binding_body(task),
+                task.namespace,
+                subresource_of=task.name,
+                subresource="binding",
+            )
+        except ApiError as e:
+            return f"{type(e).__name__}: {e}"
+        finally:
+            self._foreground.done()
+        return None
 
     def start_binds(self, tasks: list[TaskInfo]) -> Callable[[], dict[str, str]]:
-        """Post the bindings now; the call returned waits for their answers.
+        """Queue the binds on the pool now; the call returned waits for them.
 
         Failures are returned, never raised.
         """
-        # foreground from now, not from when each is sent: a write that gives way to binds
-        # must not slip in between the submission and the first bind
+        # foreground from now, not from when a worker takes them: a write that gives way to
+        # binds must not slip in between the submission and the first worker
         self._foreground.queued(len(tasks))
-        futures: list[Future[JSON]] = []
+        futures = []
         try:
-            sender = self._binds()
             for task in tasks:
-                future = sender.create(
-                    PODS,
-                    binding_body(task),
-                    task.namespace,
-                    subresource_of=task.name,
-                    subresource="binding",
-                )
-                future.add_done_callback(self._bind_done)
-                futures.append(future)
+                futures.append(self._pool.submit(self._bind_one, task))
         finally:
-            if len(futures) < len(tasks):  # refused before it was queued
+            if len(futures) < len(tasks):  # the pool refused (closing)
                 self._foreground.done(len(tasks) - len(futures))
 
         def wait() -> dict[str, str]:
             errors: dict[str, str] = {}
             for task, future in zip(tasks, futures, strict=True):
-                try:
-                    future.result()
-                except ApiError as e:
-                    errors[task.key] = error = f"{type(e).__name__}: {e}"
+                error = future.result()
+                if error is not None:
+                    errors[task.key] = error
                     log.warning("bind %s to %s failed: %s", task.key, task.node_name, error)
             return errors
 
         return wait
-
-    def _bind_done(self, _: Future[JSON]) -> None:
-        self._foreground.done()
 
     def update_podgroup(self, pg: JSON) -> None:
         """Write the PodGroup's status soon, off the cycle (``status_writes.py``)."""
@@ -342,11 +333,8 @@ class KubeWriter:
             return True
 
     def close(self) -> None:
-        """Let the binds in flight finish; write pending statuses for a few seconds, then stop."""
-        with self._lock:
-            sender, self._sender, self._closed = self._sender, None, True
-        if sender is not None:
-            sender.close()
+        """Stop the bind pool; write pending statuses for a few seconds, then stop."""
+        self._pool.shutdown(wait=True)
         self.statuses.close()
         self.pod_conditions.close()
 

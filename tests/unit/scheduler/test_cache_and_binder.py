@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.unit.scheduler.helpers import gpu_cluster
 from tests.unit.scheduler.objects import node, pod, podgroup
 from volcano_py.scheduler.api.resource import Resource
@@ -335,26 +333,9 @@ def test_pod_conditions_are_written_off_the_cycle_and_coalesced_per_pod() -> Non
     assert patched == [("p0", "first"), ("p1", "first"), ("p2", "newer")]
 
 
-class ThreadSender:
-    """A ``Sender`` stand-in: each post is ``create`` run on one thread of its own."""
-
-    def __init__(self, create: Any) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._create = create
-        self._pool = ThreadPoolExecutor(1)
-        self.closed = False
-
-    def create(self, resource: Any, body: Any, namespace: Any, **kwargs: Any) -> Any:
-        return self._pool.submit(self._create, resource, body, namespace, **kwargs)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
-
-
 def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
-    """Background writes give way to binds not yet answered, and a closed writer's refusal
-    leaves nothing counted (``kube/foreground.py``)."""
+    """Background writes give way to binds still queued for a worker, and a closed pool's
+    refusal leaves nothing counted (``kube/foreground.py``)."""
     import threading
 
     import pytest
@@ -371,9 +352,6 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
             posted.append(kwargs["subresource_of"])
             return {}
 
-        def sender(self, parallel: int, name: str) -> ThreadSender:
-            return ThreadSender(self.create)
-
     fg = Foreground()
     writer = KubeWriter(HeldClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
     tasks = [TaskInfo(pod(f"p{i}", "g")) for i in range(3)]
@@ -381,7 +359,7 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
         task.node_name = "n1"
     try:
         wait = writer.start_binds(tasks)
-        assert not fg.pause(0)  # three due, whether or not the first was sent
+        assert not fg.pause(0)  # three due, whether or not the one worker took the first
         gate.set()
         assert wait() == {}
         assert fg.pause(0)
@@ -389,7 +367,7 @@ def test_binds_are_foreground_from_their_submission_to_their_answer() -> None:
         writer.close()
     assert posted == ["p0", "p1", "p2"]
     with pytest.raises(RuntimeError):
-        writer.start_binds(tasks)  # the writer is closed
+        writer.start_binds(tasks)  # the pool is shut down
     assert fg.pause(0)
 
 
@@ -402,9 +380,6 @@ def test_a_bind_that_fails_still_ends_its_foreground_call() -> None:
         def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
             raise Conflict(409, "Conflict", "pod is already bound")
 
-        def sender(self, parallel: int, name: str) -> ThreadSender:
-            return ThreadSender(self.create)
-
     fg = Foreground()
     writer = KubeWriter(RefusingClient(), None, workers=1, foreground=fg)  # type: ignore[arg-type]
     task = TaskInfo(pod("p0", "g"))
@@ -415,30 +390,3 @@ def test_a_bind_that_fails_still_ends_its_foreground_call() -> None:
         writer.close()
     assert list(errors) == [task.key]
     assert fg.pause(0)
-
-
-def test_a_sender_that_failed_is_replaced_at_the_next_bind() -> None:
-    from volcano_py.scheduler.writer import KubeWriter
-
-    senders: list[ThreadSender] = []
-
-    class Client:
-        def create(self, resource, body, namespace, **kwargs):  # type: ignore[no-untyped-def]
-            return {}
-
-        def sender(self, parallel: int, name: str) -> ThreadSender:
-            senders.append(ThreadSender(self.create))
-            return senders[-1]
-
-    writer = KubeWriter(Client(), None, workers=1)  # type: ignore[arg-type]
-    task = TaskInfo(pod("p0", "g"))
-    task.node_name = "n1"
-    try:
-        assert writer.start_binds([task])() == {}
-        assert writer.start_binds([task])() == {}
-        assert len(senders) == 1  # kept while it works
-        senders[0].closed = True  # its thread ended on a fault
-        assert writer.start_binds([task])() == {}
-        assert len(senders) == 2
-    finally:
-        writer.close()
