@@ -86,9 +86,10 @@ quarter of the Lease's 40 s, behind its own client rate limit: at 500 nodes a bu
 renews on its own phase, so a real cluster has the same load all the time. Without the wait
 the phase was the same in every run: the floor's window ended before the burst, and
 volcano-py's, 1.5 s longer, took 250-330 Lease updates and 100 pod lists that the floor's
-did not. Where the renewals never pause (5,000 nodes: 5,000 Leases at kwok's rate take
-longer than the quarter) the run starts after one quarter, on the same steady load for every
-scheduler.
+did not. The wait reads the first 500 Leases: at 5,000 nodes the renewals never pause (~250
+a second, ~900 in a 5 s burst every 10 s), but those 500 do, so every run starts at the same
+point of kwok's cycle, just after them, whichever scheduler it times. Where even they never
+pause the run starts after one period (printed).
 """
 
 from __future__ import annotations
