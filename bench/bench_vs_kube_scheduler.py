@@ -85,7 +85,7 @@ quarter of the Lease's 40 s, behind its own client rate limit: at 500 nodes a bu
 (Lease updates and per-node pod lists, ~100 calls a second) then ~5 s with none. A kubelet
 renews on its own phase, so a real cluster has the same load all the time. Without the wait
 the phase was the same in every run: the floor's window ended before the burst, and
-volcano-py's, 1.5 s longer, took 250-330 Lease updates and 100 pod lists that the floor's
+volcano-py's, 1.5 s longer, took 248-325 Lease updates and 100 pod lists that the floor's
 did not. The wait reads the first 500 Leases: at 5,000 nodes the renewals never pause (~250
 a second, ~900 in a 5 s burst every 10 s), but those 500 do, so every run starts at the same
 point of kwok's cycle, just after them, whichever scheduler it times. Where even they never
