@@ -73,7 +73,6 @@ from volcano_py.api.native_groups import (
     pod_group_name,
     volcano_view,
     workload_problem,
-    workload_ref,
     workload_templates,
 )
 from volcano_py.api.resources import (
@@ -103,6 +102,7 @@ from volcano_py.scheduler.cache.composites import CompositeGroups
 from volcano_py.scheduler.cache.implicit_jobs import Classifier
 from volcano_py.scheduler.cache.jobs import JobStore
 from volcano_py.scheduler.cache.lost_members import LostMembers
+from volcano_py.scheduler.cache.natives import NativeGroups
 from volcano_py.scheduler.cache.nodes import NodeStore
 from volcano_py.scheduler.cache.nominations import AssumedNominations
 from volcano_py.scheduler.cache.parking import ParkedJobs, places, told_only
@@ -164,7 +164,7 @@ class SchedulerCache:
         self._tasks: dict[str, TaskInfo] = {}
         self._assumed: dict[str, str] = {}
         self._queues: dict[str, JSON] = {}
-        self._native: dict[str, JSON] = {}  # native PodGroups as they came, by key
+        self._native = NativeGroups()  # native PodGroups as they came, by key
         self._shadowed: dict[str, JSON] = {}  # native ones behind a Volcano one of their name
         self._composites = CompositeGroups()  # native CompositePodGroups and their children
         # the Workloads native PodGroups name (key -> template names); None: not read
@@ -457,12 +457,13 @@ class SchedulerCache:
                     log.info("podgroup %s: a Volcano PodGroup of that name wins", key)
                     self._shadowed[key] = pg
                     return
-                self._native[key] = pg
+                self._native.put(key, pg)
                 pg = self._native_view(pg, (held or {}).get("status"))
             else:
                 pg = self._nominations.shown(key, pg)
-                if key in self._native:
-                    self._shadowed[key] = self._native.pop(key)
+                shadowed = self._native.pop(key)
+                if shadowed is not None:
+                    self._shadowed[key] = shadowed
             self._put_podgroup(key, pg)
 
     def assume_nomination(self, pg: JSON) -> None:
@@ -511,7 +512,7 @@ class SchedulerCache:
         key = object_key(composite)
         with self._lock:
             self._composites.put(composite)
-            self._native[key] = composite  # its condition is written as a PodGroup's
+            self._native.put(key, composite)  # its condition is written as a PodGroup's
             self._put_composite(key)
 
     def delete_composite(self, composite: JSON) -> None:
@@ -558,12 +559,7 @@ class SchedulerCache:
         A view whose waiting reason changed is put again, which un-parks its job and wakes
         the loop: the group places at the next cycle once its Workload and template exist.
         """
-        for pg_key, native in list(self._native.items()):
-            if not is_native(native) or parent_name(native):
-                continue
-            namespace = (native.get("metadata") or {}).get("namespace", "")
-            if key is not None and f"{namespace}/{workload_ref(native)[0]}" != key:
-                continue
+        for pg_key, native in self._native.naming(key):
             held = self.jobs.podgroup(pg_key)
             view = self._native_view(native, (held or {}).get("status"))
             if held is None or held.get("metadata") != view.get("metadata"):
@@ -602,14 +598,14 @@ class SchedulerCache:
             if is_native(pg) and key not in self._native:
                 self._shadowed.pop(key, None)
                 return  # it waited behind a Volcano PodGroup, which stays
-            self._native.pop(key, None)
+            self._native.pop(key)
             self._nominations.forget(key)
             self.jobs.remove_podgroup(key)
             self._parked.discard(key)
             self._parked.event(ClusterEvent.PODGROUP_DELETED)
             behind = None if is_native(pg) else self._shadowed.pop(key, None)
             if behind is not None and not job_default(behind):
-                self._native[key] = behind
+                self._native.put(key, behind)
                 self._put_podgroup(key, self._native_view(behind))
 
     def podgroup(self, key: str) -> JSON | None:
