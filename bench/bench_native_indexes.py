@@ -1,35 +1,49 @@
-"""Kubernetes' own Workloads arriving after their PodGroups: the index against the scan, in one run.
+"""Kubernetes' own gang objects at scale: the scheduler cache's indexes against scans, in one run.
 
-A native ``scheduling.k8s.io`` PodGroup that names a Workload (``spec.workloadRef``) waits for
-it, so each Workload's change re-reviews the PodGroups naming it, under the scheduler cache's
-lock. ``N`` native PodGroups (each naming its own Workload, with one pod) are put in the cache
-first, then their ``N`` Workloads arrive one by one: the order an informer's first lists can
-give at start-up or after a failover, and a controller creating both. Measured in-process,
-CPU time (``time.process_time``: the machine is shared) for the ``N`` Workload events: the
-cache's index (``scheduler/cache/natives.py``) against a scan of every held PodGroup per
-Workload (what the cache did before it), same objects, same run. The scan is quadratic, so
-it runs up to ``BENCH_NW_SCAN_MAX`` PodGroups (4,000).
+Two arrivals the cache used to answer with a scan under its lock, each measured in-process as
+CPU time (``time.process_time``: the machine is shared), the index against the scan (what
+the cache did before) over the same objects in the same run:
 
-Goals: the cost per Workload flat in ``N`` (at the largest ``N`` <= 2x the smallest's) and
-the largest ``N``'s Workloads in <= 1 s of CPU.
+- **Workloads after their PodGroups**: a native PodGroup naming a Workload
+  (``spec.workloadRef``) waits for it, so each Workload's change re-reviews the PodGroups
+  naming it. ``N`` PodGroups (each naming its own Workload) are put first, then their ``N``
+  Workloads arrive one by one: the order an informer's first lists can give at start-up or
+  after a failover, and a controller creating both. Index: ``scheduler/cache/natives.py``;
+  scan: every held PodGroup read per Workload. The scan runs up to ``BENCH_NI_SCAN_MAX``
+  (4,000): it is quadratic.
+- **CompositePodGroup children after their pods**: a child PodGroup joining its parent
+  refiles the pods naming it. ``PODS`` pods are cached (half of them bound plain pods, half
+  members of the children, 20 per child), then their CompositePodGroups arrive, then the
+  children, two per parent. Index: the cache's pods by the PodGroup they name
+  (``_naming_group``); scan: every cached pod read per child.
 
-``python -m bench native_workloads``; ``BENCH_NW_SIZES`` (``1000,4000,10000``).
+Goals: the cost per Workload flat in ``N`` (at the largest ``N`` <= 2x the smallest's), the
+largest ``N``'s Workloads in <= 1 s of CPU, and the children's arrival at 20,000 pods in
+<= 1 s of CPU.
+
+``python -m bench native_indexes``; ``BENCH_NI_SIZES`` (``1000,4000,10000``), ``BENCH_NI_PODS``
+(20,000).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from volcano_py.api import JSON
+from volcano_py.api.native_groups import pod_group_name
 from volcano_py.scheduler.cache.natives import NativeGroups, named_workload
+from volcano_py.scheduler.cache.scheduler_cache import SchedulerCache
 from volcano_py.scheduler.simulator import Simulator
 
-SIZES = [int(n) for n in os.environ.get("BENCH_NW_SIZES", "1000,4000,10000").split(",")]
-SCAN_MAX = int(os.environ.get("BENCH_NW_SCAN_MAX", "4000"))
+SIZES = [int(n) for n in os.environ.get("BENCH_NI_SIZES", "1000,4000,10000").split(",")]
+SCAN_MAX = int(os.environ.get("BENCH_NI_SCAN_MAX", "4000"))
+PODS = int(os.environ.get("BENCH_NI_PODS", "20000"))
 NAMESPACE = "bench"
+MEMBERS_PER_CHILD = 20
 
 
 class ScanGroups(NativeGroups):
@@ -90,8 +104,75 @@ def _waits(sim: Simulator, i: int) -> bool:
     return "volcano-py.io/native-waiting" in ((job.get("metadata") or {}).get("annotations") or {})
 
 
+def _scan_refile(cache: SchedulerCache, child: JSON) -> None:
+    """The anchor: every cached pod read for each child, as the cache did before."""
+    meta = child.get("metadata") or {}
+    namespace, name = meta.get("namespace", ""), meta.get("name", "")
+    for key, task in list(cache._tasks.items()):
+        pod = cache._pods.get(key)
+        if pod is not None and task.namespace == namespace and pod_group_name(pod) == name:
+            cache._drop_task(key)
+            cache._add_task(key, pod)
+
+
+def _pod(name: str, group: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "volcano", "containers": [{"name": "c"}]}
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    else:
+        spec["nodeName"] = "n0"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": "Running" if not group else "Pending"},
+    }
+
+
+def _native(kind: str, name: str, parent: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 1}}}
+    if parent:
+        spec["parentCompositePodGroupName"] = parent
+    else:
+        spec["schedulingPolicy"] = {"gang": {"minGroupCount": 2}}
+    version = "v1beta1" if kind == "PodGroup" else "v1alpha3"
+    return {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-{name}"},
+        "spec": spec,
+    }
+
+
+def children_after_pods(pods: int, scan: bool) -> tuple[int, float]:
+    """(children, CPU seconds) for CompositePodGroup children joining after ``pods`` pods."""
+    parents = pods // 2 // MEMBERS_PER_CHILD // 2
+    sim = Simulator([])
+    cache = sim.cache
+    if scan:
+        cache._refile = functools.partial(_scan_refile, cache)  # type: ignore[method-assign]
+    for i in range(pods // 2):
+        cache.update_pod(_pod(f"plain-{i}"))
+    for j in range(parents):
+        for k in range(2):
+            for m in range(MEMBERS_PER_CHILD):
+                cache.update_pod(_pod(f"c{j}-{k}-{m}", f"c{j}-{k}"))
+        cache.update_composite(_native("CompositePodGroup", f"c{j}"))
+    waiting = len(cache.waiting_for_native_group())
+    assert waiting == parents * 2 * MEMBERS_PER_CHILD, waiting
+    started = time.process_time()
+    for j in range(parents):
+        for k in range(2):
+            cache.update_native_podgroup(_native("PodGroup", f"c{j}-{k}", parent=f"c{j}"))
+    spent = time.process_time() - started
+    still = len(cache.waiting_for_native_group())
+    assert still == 0, f"{still} member pods still wait after their PodGroups came"
+    return parents * 2, spent
+
+
 def main() -> None:
-    """Each size, the index and (up to ``SCAN_MAX``) the scan; per-Workload cost and ratio."""
+    """Workloads: each size, the index and (up to ``SCAN_MAX``) the scan; then the children."""
     print(__doc__.split("\n\n")[0])
     print(
         f"{'PodGroups':>10} {'index s':>8} {'per Workload':>13} {'scan s':>8} {'scan / index':>13}"
@@ -114,6 +195,12 @@ def main() -> None:
     print(
         f"per Workload at {large} / at {small}: {growth:.2f}x (goal <= 2x); "
         f"{large} Workloads in {per[large] * large:.3f} s of CPU (goal <= 1 s)"
+    )
+    children, index = children_after_pods(PODS, scan=False)
+    _, scan = children_after_pods(PODS, scan=True)
+    print(
+        f"{children} CompositePodGroup children after {PODS} pods: index {index:.3f} s, "
+        f"scan {scan:.3f} s, scan / index {scan / index:.1f}x (goal <= 1 s)"
     )
 
 
