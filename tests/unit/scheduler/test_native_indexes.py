@@ -1,5 +1,7 @@
-"""A Workload's change reaches the native PodGroups naming it through an index, not a scan.
+"""The scheduler cache's indexes over Kubernetes' own gang objects answer as scans would.
 
+A Workload's change reaches the native PodGroups naming it, and a CompositePodGroup's view
+and status writes read its own children, through indexes, not a scan of every group.
 ``NativeGroups`` keeps, per Workload, the top-level native PodGroups naming it. The property:
 after any sequence of puts (new, replaced, re-pointed at another Workload, a child or a
 Volcano PodGroup under the same key) and pops, ``naming(w)`` is exactly what a scan of every
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from tests.unit.scheduler.test_native_bad_input import _cluster, _workload
 from tests.unit.scheduler.test_native_groups import RACK, _member, _native
+from volcano_py.scheduler.cache.composites import CompositeGroups
 from volcano_py.scheduler.cache.natives import NativeGroups, named_workload
 from volcano_py.scheduler.simulator import Simulator
 
@@ -121,3 +124,48 @@ def test_a_workload_releases_the_groups_naming_it_in_its_namespace_and_no_other(
     # deleted: the groups naming it wait again; the others are as they were
     sim.cache.delete_workload(_workload("train", "t"))
     assert [_waiting(sim, key) for key in keys] == [True, True, True, True]
+
+
+def _child_of(namespace: str, name: str, parent: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"parentCompositePodGroupName": parent},
+    }
+
+
+child_step = st.one_of(
+    st.tuples(
+        st.just("put"),
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["x", "y", "z"]),
+        st.sampled_from(["p", "q"]),
+    ),
+    st.tuples(st.just("remove"), st.sampled_from(["a", "b"]), st.sampled_from(["x", "y", "z"])),
+)
+
+
+@given(st.lists(child_step, max_size=40))
+def test_children_of_is_what_a_scan_of_every_child_finds(steps: list[tuple[str, ...]]) -> None:
+    groups = CompositeGroups()
+    held: dict[str, dict[str, Any]] = {}
+    for op, namespace, name, *parent in steps:
+        key = f"{namespace}/{name}"
+        if op == "put":
+            pg = _child_of(namespace, name, parent[0])
+            assert groups.put_child(pg) == f"{namespace}/{parent[0]}"
+            held[key] = pg
+        else:
+            known = held.pop(key, None)
+            parent = known["spec"]["parentCompositePodGroupName"] if known else ""
+            # the parent's key while it was a child; its own key (no job of a parent) if not
+            expected = f"{namespace}/{parent}" if known else key
+            assert groups.remove_child(known or _child_of(namespace, name, "p")) == expected
+    for parent in ("a/p", "a/q", "b/p", "b/q", "a/x"):
+        scanned = [
+            pg
+            for key, pg in sorted(held.items())
+            if f"{key.split('/')[0]}/{pg['spec']['parentCompositePodGroupName']}" == parent
+        ]
+        assert groups.children_of(parent) == scanned
