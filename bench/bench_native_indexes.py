@@ -1,6 +1,6 @@
 """Kubernetes' own gang objects at scale: the scheduler cache's indexes against scans, in one run.
 
-Two arrivals the cache used to answer with a scan under its lock, each measured in-process as
+Three paths the cache used to answer with a scan under its lock, each measured in-process as
 CPU time (``time.process_time``: the machine is shared), the index against the scan (what
 the cache did before) over the same objects in the same run:
 
@@ -137,11 +137,13 @@ def _pod(name: str, group: str = "") -> dict[str, Any]:
 
 
 def _native(kind: str, name: str, parent: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 1}}}
+    """A child PodGroup of ``parent`` (one pod makes its gang), or a CompositePodGroup of two."""
+    spec: dict[str, Any]
     if parent:
+        spec = {"schedulingPolicy": {"gang": {"minCount": 1}}}
         spec["parentCompositePodGroupName"] = parent
     else:
-        spec["schedulingPolicy"] = {"gang": {"minGroupCount": 2}}
+        spec = {"schedulingPolicy": {"gang": {"minGroupCount": 2}}}
     version = "v1beta1" if kind == "PodGroup" else "v1alpha3"
     return {
         "apiVersion": f"scheduling.k8s.io/{version}",
