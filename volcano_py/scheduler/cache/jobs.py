@@ -7,7 +7,8 @@
   again never repeats a version its predecessor had.
 - **Settled jobs** (``settle``) are left out of a cycle's snapshot until they change; so are
   parked ones (``set_aside``; ``parking.py`` decides when they come back).
-- **Allocated index**: which jobs' PodGroups record each HyperNode (``allocated_index.py``).
+- **Allocated index**: which jobs' PodGroups record each HyperNode (``allocated_index.py``,
+  ``key_index.py``).
 
 The cache calls it under its lock.
 """
@@ -22,8 +23,9 @@ from volcano_py.api.constants import CLUSTER_TOP_HYPERNODE
 from volcano_py.scheduler.api.job_info import JobInfo
 from volcano_py.scheduler.api.queue_info import QueueInfo
 from volcano_py.scheduler.api.task_info import TaskInfo, TaskStatus
-from volcano_py.scheduler.cache.allocated_index import AllocatedIndex, allocated_of
+from volcano_py.scheduler.cache.allocated_index import allocated_of
 from volcano_py.scheduler.cache.implicit_jobs import Classifier, ImplicitJobs
+from volcano_py.scheduler.cache.key_index import KeyIndex
 from volcano_py.scheduler.queues import build_queues
 
 
@@ -48,7 +50,7 @@ class JobStore:
         self._versions = itertools.count(1)
         self._settled: set[str] = set()
         # HyperNode name -> jobs whose allocated-hypernode annotation names it
-        self._by_allocated = AllocatedIndex()
+        self._by_allocated = KeyIndex()  # allocated HyperNode -> job keys
 
     # -- change counters and settling ---------------------------------------------------------
 
@@ -92,9 +94,9 @@ class JobStore:
         """Bring every job back into cycles."""
         self._settled.clear()
 
-    def holders(self, hypernode: str) -> set[str]:
-        """The jobs whose PodGroup records ``hypernode`` as allocated (read-only)."""
-        return self._by_allocated.holders(hypernode)
+    def holders(self, hypernode: str) -> list[str]:
+        """The jobs whose PodGroup records ``hypernode`` as allocated (a copy)."""
+        return self._by_allocated.keys(hypernode)
 
     def stranded(self, job: str, hypernodes: Container[str]) -> bool:
         """Whether ``job`` runs on a recorded HyperNode that no longer exists."""
@@ -143,13 +145,13 @@ class JobStore:
         self.implicit.replaced(key)  # a real one replaces the cache's own
         old = self._podgroups.get(key)
         self._podgroups[key] = pg
-        self._by_allocated.index(key, old, pg)
+        self._by_allocated.move(key, allocated_of(old), allocated_of(pg))
         self.touch(key)
         return old
 
     def remove_podgroup(self, key: str) -> None:
         """Forget a job's PodGroup with its counter, index entry and settled state."""
-        self._by_allocated.index(key, self._podgroups.pop(key, None), None)
+        self._by_allocated.move(key, allocated_of(self._podgroups.pop(key, None)), "")
         self.versions.pop(key, None)
         self._settled.discard(key)
 

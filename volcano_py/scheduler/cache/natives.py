@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from volcano_py.api import JSON
 from volcano_py.api.native_composite import parent_name
 from volcano_py.api.native_groups import is_native, workload_ref
+from volcano_py.scheduler.cache.key_index import KeyIndex
 
 
 def named_workload(pg: JSON) -> str:
@@ -35,8 +36,7 @@ class NativeGroups:
     def __init__(self) -> None:
         """Empty."""
         self._groups: dict[str, JSON] = {}
-        # Workload key -> the keys of the groups naming it (a dict keeps their arrival order)
-        self._naming: dict[str, dict[str, None]] = {}
+        self._naming = KeyIndex()  # Workload key -> the keys of the groups naming it
 
     def __contains__(self, key: object) -> bool:
         return key in self._groups
@@ -47,21 +47,15 @@ class NativeGroups:
 
     def put(self, key: str, pg: JSON) -> None:
         """Hold ``pg`` under ``key`` (replacing what was, and the Workload it named)."""
-        self.pop(key)
+        old = self._groups.get(key)
         self._groups[key] = pg
-        workload = named_workload(pg)
-        if workload:
-            self._naming.setdefault(workload, {})[key] = None
+        self._naming.move(key, named_workload(old) if old is not None else "", named_workload(pg))
 
     def pop(self, key: str) -> JSON | None:
         """Drop the group under ``key`` and return it (None when none was held)."""
         pg = self._groups.pop(key, None)
-        workload = named_workload(pg) if pg is not None else ""
-        keys = self._naming.get(workload)
-        if keys is not None:
-            keys.pop(key, None)
-            if not keys:
-                del self._naming[workload]
+        if pg is not None:
+            self._naming.move(key, named_workload(pg), "")
         return pg
 
     def naming(self, workload: str | None) -> Iterator[tuple[str, JSON]]:
@@ -72,6 +66,6 @@ class NativeGroups:
         if workload is None:
             keys = [k for k, pg in self._groups.items() if is_native(pg) and not parent_name(pg)]
         else:
-            keys = list(self._naming.get(workload, ()))
+            keys = self._naming.keys(workload)
         for key in keys:
             yield key, self._groups[key]
