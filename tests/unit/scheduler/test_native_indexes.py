@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from tests.unit.scheduler.test_native_bad_input import _cluster, _workload
 from tests.unit.scheduler.test_native_groups import RACK, _member, _native
+from volcano_py.api.native_composite import parent_name
+from volcano_py.api.native_groups import is_native
 from volcano_py.scheduler.cache.composites import CompositeGroups
 from volcano_py.scheduler.cache.natives import NativeGroups, named_workload
 from volcano_py.scheduler.simulator import Simulator
@@ -67,14 +69,8 @@ def test_naming_is_what_a_scan_of_every_group_finds(steps: list[tuple[Any, ...]]
     for workload in ("a/w1", "a/w2", "b/w1", "b/w2", "a/", "a/zzz"):
         scanned = sorted(k for k, pg in held.items() if named_workload(pg) == workload)
         assert sorted(k for k, _ in groups.naming(workload)) == scanned
-    every = sorted(k for k, pg in held.items() if named_workload(_with_ref(pg)))
+    every = sorted(k for k, pg in held.items() if is_native(pg) and not parent_name(pg))
     assert sorted(k for k, _ in groups.naming(None)) == every
-
-
-def _with_ref(pg: dict[str, Any]) -> dict[str, Any]:
-    """``pg`` naming some Workload: ``named_workload`` then says whether it is top-level native."""
-    spec = {**pg["spec"], "workloadRef": {"workloadName": "any"}}
-    return {**pg, "spec": spec}
 
 
 def test_naming_is_a_snapshot_the_caller_may_change_while_it_iterates() -> None:
