@@ -116,6 +116,13 @@ class PodGroupController(QueueController[Request]):
         state = self.sync_state
         if state is not None and state.takes(pod):
             self.queue.add(Request(POD, key_of(pod)))
+            # A StatefulSet's new-revision pod can reach this cache after the StatefulSet's
+            # last event (its status, written right after it made the pod), whose reconcile
+            # then found no pod of the update revision; with no later event the PodGroup
+            # would never follow the template. The pod's arrival runs that reconcile again.
+            ref = controller_ref(pod)
+            if ref is not None and ref.get("kind") == STATEFULSET:
+                self.queue.add(Request(STATEFULSET, f"{namespace_of(pod)}/{ref.get('name')}"))
 
     def _pod_updated(self, old: JSON, new: JSON) -> None:
         state = self.sync_state

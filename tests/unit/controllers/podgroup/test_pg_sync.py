@@ -199,6 +199,21 @@ def test_controller_handlers_queue_only_pods_we_take() -> None:
     assert controller.queue.get() == Request("Pod", "ns/mine")
 
 
+def test_a_statefulset_pod_arriving_requeues_its_statefulset() -> None:
+    # the StatefulSet's status event can come first and find no pod of its update revision
+    h = harness()
+    controller = PodGroupController()
+    controller.sync_state = h.sync
+    controller._pod_added(pod("db-1", owner=workload("StatefulSet", "db")))
+    controller._pod_added(pod("web-1", owner=workload("ReplicaSet", "web")))
+    queued = [controller.queue.get() for _ in range(len(controller.queue))]
+    assert queued == [
+        Request("Pod", "ns/db-1"),
+        Request("StatefulSet", "ns/db"),
+        Request("Pod", "ns/web-1"),
+    ]
+
+
 @pytest.mark.parametrize("event", ["add", "delete"])
 def test_controller_podgroup_event_requeues_its_workload(event: str) -> None:
     h = harness()

@@ -139,6 +139,23 @@ def test_sync_workload_statefulset_template_change_updates_podgroup() -> None:
     assert h.client.calls[0].body["spec"]["minResources"]["cpu"] == "2"
 
 
+def test_a_statefulset_reconciled_before_its_new_pod_writes_once_the_pod_is_cached() -> None:
+    # its status event first: no pod of the update revision yet, nothing to follow
+    sts = workload("StatefulSet", "db", replicas=1, update_revision="r2")
+    old = pod("db-0", owner=sts, labels={"controller-revision-hash": "r1"}, requests={"cpu": "1"})
+    existing = cached_pg(sts, old)
+    early = harness(statefulsets=(sts,), pods=(), podgroups=(existing,))
+    sync_workload(early.sync, "StatefulSet", "ns/db")
+    assert early.client.verbs() == []
+    # the pod arrives (its add queues the StatefulSet again: test_pg_sync) and the same
+    # reconcile makes the PodGroup follow it
+    new = pod("db-0", owner=sts, labels={"controller-revision-hash": "r2"}, requests={"cpu": "2"})
+    late = harness(statefulsets=(sts,), pods=(new,), podgroups=(existing,))
+    sync_workload(late.sync, "StatefulSet", "ns/db")
+    assert late.client.verbs() == [("update", "podgroups", "podgroup-uid-db")]
+    assert late.client.calls[0].body["spec"]["minResources"]["cpu"] == "2"
+
+
 def test_sync_workload_deleted_workload_is_left_to_garbage_collection() -> None:
     h = harness()
     sync_workload(h.sync, "ReplicaSet", "ns/gone")
